@@ -1,0 +1,14 @@
+/** generated/README.md is itself generated, so every file under generated/ comes from the build. */
+export const generatedReadme = `# generated/
+
+Everything here is produced by \`npm run build\` from \`openapi/\`, \`docs/guides/\` and \`src/sdk/\`
+(\`scripts/generate/\`, \`scripts/build-sdk.ts\`).
+Never edit these files by hand: change the sources and run \`npm run build\`; \`npm run check\` fails
+when this folder differs from what the sources produce.
+
+- \`openapi/<api>.yaml\`, \`openapi/<api>.json\`: each API bundled into one document (Redocly).
+- \`docs/<api>.html\`: self-contained Redoc reference pages; \`docs/index.html\`: landing page with the guides.
+- \`types/<api>.ts\`: TypeScript types of each API (openapi-typescript); use \`components["schemas"]["X"]\`.
+- \`types/registry.ts\`: types of the partner registry file, from \`openapi/registry.schema.yaml\`.
+- \`sdk/\`: the JS bridge SDK, its schema, types and validators, from \`openapi/bridge.schema.yaml\` and \`src/sdk/\` (\`scripts/build-sdk.ts\`).
+`;
