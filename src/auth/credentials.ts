@@ -1,0 +1,35 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** `Basic base64(id:secret)`, as the platform sends it to miniapps (E6, E7). */
+export function basicAuthorization(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+}
+
+/** `<prefix> base64(id:secret)`, as host apps and the platform exchange it (E3, E4, E7, E8). */
+export function prefixedAuthorization(prefix: string, id: string, secret: string): string {
+  return `${prefix} ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+}
+
+export interface PresentedCredentials {
+  scheme: string;
+  id: string;
+  secret: string;
+}
+
+/** Reads `<scheme> base64(id:secret)`; undefined when the header does not have that shape. */
+export function readCredentials(header: string | undefined): PresentedCredentials | undefined {
+  if (!header) return undefined;
+  const match = /^(\S+) +([A-Za-z0-9+/=]+)$/.exec(header.trim());
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[2], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { scheme: match[1], id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
+
+/** Constant-time string equality (hashing first so lengths leak nothing either). */
+export function safeEqual(a: string, b: string): boolean {
+  const digestA = createHash('sha256').update(a).digest();
+  const digestB = createHash('sha256').update(b).digest();
+  return timingSafeEqual(digestA, digestB);
+}

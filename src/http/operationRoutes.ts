@@ -1,0 +1,113 @@
+import type { Request, Response, Router } from 'express';
+import { authenticatePartner } from '../auth/authenticate.js';
+import { safeEqual } from '../auth/credentials.js';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../auth/signing.js';
+import { check, contractOperations, type OperationContract } from '../contract/operations.js';
+import type { HandlerTable, OperationRequest, PlatformOperationId } from '../operations/handler.js';
+import type { Partner } from '../registry/registry.js';
+import type { Platform } from '../platform.js';
+import { ApiError, invalidInputCode } from './apiError.js';
+import { readJsonBody } from './rawBody.js';
+import { sendError, sendReply } from './respond.js';
+
+/** Express path for an OpenAPI path template: {delivery_id} → :delivery_id. */
+export function expressPath(template: string): string {
+  return template.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/**
+ * Mounts every platform operation of the contract on `router`, each bound to the handler of the
+ * same operationId. The pipeline is the same for all: read and validate the input against the
+ * contract, rate-limit, authenticate as the operation's security says, run the handler, answer.
+ */
+export function mountOperations(router: Router, platform: Platform, handlers: HandlerTable): void {
+  for (const op of contractOperations().values()) {
+    if (op.api !== 'platform') continue;
+    const handler = handlers[op.operationId as PlatformOperationId];
+    if (!handler) throw new Error(`no handler for platform operation ${op.operationId}`);
+    const method = op.method.toLowerCase() as 'get' | 'post';
+    router[method](expressPath(op.path), async (req: Request, res: Response) => {
+      res.locals.operationId = op.operationId;
+      try {
+        const request = await readRequest(req, op);
+        const callerRef = handler.caller?.(request.body as never);
+        const limitKey = callerRef ? `${callerRef.kind}:${callerRef.id}` : op.security.some((s) => 'adminToken' in s) ? 'admin' : undefined;
+        if (limitKey) {
+          const wait = platform.rateLimiter.take(limitKey);
+          if (wait > 0) throw new ApiError('RATE_LIMITED', `more than ${platform.rateLimiter.ratePerSecond} requests per second from ${limitKey}; retry after ${wait} s`, { 'Retry-After': String(wait) });
+        }
+        let caller: Partner | undefined;
+        if (callerRef) caller = await authenticateCaller(req, op, callerRef, request.raw, platform);
+        else if (op.security.some((s) => 'adminToken' in s)) authenticateAdmin(req, platform);
+        const reply = await handler.handle(
+          { ...request, caller, requestId: String(req.id), log: req.log } as unknown as OperationRequest<never>,
+          platform,
+        );
+        sendReply(res, reply);
+      } catch (error) {
+        sendError(res, error, op, req.log);
+      }
+    });
+  }
+}
+
+async function readRequest(req: Request, op: OperationContract) {
+  let raw: Buffer = Buffer.alloc(0);
+  let body: unknown;
+  if (op.validateBody) {
+    ({ raw, value: body } = await readJsonBody(req, op));
+    const result = check(op.validateBody, body);
+    if (!result.valid) throw new ApiError(invalidInputCode(op), result.message);
+  }
+  const params: Record<string, string> = {};
+  const query: Record<string, string | undefined> = {};
+  for (const parameter of op.parameters) {
+    const value = parameter.in === 'path' ? req.params[parameter.name] : parameter.in === 'query' ? req.query[parameter.name] : req.headers[parameter.name.toLowerCase()];
+    if (value === undefined) {
+      if (parameter.required) throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} is required`);
+      continue;
+    }
+    if (typeof value !== 'string') throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} must be given once`);
+    if (value.includes('\0')) throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} must not contain the NUL character (U+0000)`);
+    // Query and path values arrive as text; integers are checked as numbers.
+    const typed = /^-?\d+$/.test(value) && !parameter.validate(value) ? Number(value) : value;
+    const result = check(parameter.validate, typed);
+    if (!result.valid) throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} ${result.message.replace(/^the body /, '')}`);
+    if (parameter.in === 'path') params[parameter.name] = value;
+    if (parameter.in === 'query') query[parameter.name] = value;
+  }
+  const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+  return { op, raw, body, params, query, headers };
+}
+
+async function authenticateCaller(req: Request, op: OperationContract, callerRef: { kind: Partner['kind']; id: string }, raw: Buffer, platform: Platform): Promise<Partner> {
+  const partner = callerRef.kind === 'hostapp' ? platform.registry.hostapp(callerRef.id) : platform.registry.miniapp(callerRef.id);
+  const field = callerRef.kind === 'hostapp' ? 'client_id' : 'app_id';
+  if (!partner) throw new ApiError('UNAUTHORIZED', `${field} ${callerRef.id} is not registered`);
+  const scheme = op.security.some((s) => 'hostappToken' in s) ? 'prefixed' : 'basic';
+  await authenticatePartner(
+    partner,
+    scheme,
+    {
+      authorization: req.headers.authorization,
+      timestamp: header(req, TIMESTAMP_HEADER),
+      signature: header(req, SIGNATURE_HEADER),
+      signedBytes: raw,
+      ip: req.ip,
+    },
+    (digest, expiresAt) => platform.store.replayGuard.remember(digest, expiresAt),
+  );
+  return partner;
+}
+
+function authenticateAdmin(req: Request, platform: Platform): void {
+  const challenge = { 'WWW-Authenticate': 'Bearer realm="minibridge-admin"' };
+  if (!platform.config.adminToken) throw new ApiError('UNAUTHORIZED', 'the admin API is off: set MINIBRIDGE_ADMIN_TOKEN to turn it on', challenge);
+  const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+  if (!match || !safeEqual(match[1], platform.config.adminToken)) throw new ApiError('UNAUTHORIZED', 'Authorization "Bearer <admin token>" is missing or wrong', challenge);
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}

@@ -1,0 +1,100 @@
+/**
+ * `npm start`. With MINIBRIDGE_REGISTRY set, the platform alone (production). Without it (or with
+ * `--sandbox`, `npm run sandbox`), the sandbox: simulated host app and miniapp servers and the
+ * platform wired to them with embedded PGlite, ready for curl. SIGTERM/SIGINT close everything
+ * gracefully and exit 0.
+ */
+import { configFromEnv } from './config.js';
+import { registryFrom } from './registry/loadRegistry.js';
+import { magicAmountsLines } from './sandbox/magicAmounts.js';
+import { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, SANDBOX_HOSTAPP, SANDBOX_MINIAPP, startSandbox, type RunningSandbox } from './sandbox/startSandbox.js';
+import { createLogger, startPlatform, type RunningPlatform } from './server.js';
+
+/** The admin token of sandbox mode when MINIBRIDGE_ADMIN_TOKEN is not set: sandbox-only, public. */
+const SANDBOX_ADMIN_TOKEN = 'sandbox-admin-token';
+
+async function main(): Promise<void> {
+  const env = process.env;
+  const sandboxMode = process.argv.includes('--sandbox') || !env.MINIBRIDGE_REGISTRY;
+  const closers: Array<() => Promise<void>> = [];
+  const shutdown = onceOnly(async (signal: string) => {
+    // The platform first: it finishes requests in flight, which may still call the sandbox partners.
+    for (const close of closers) await close();
+    process.stdout.write(`minibridge: stopped (${signal})\n`);
+    process.exit(0);
+  });
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  if (!sandboxMode) {
+    const platform = await startPlatform();
+    closers.push(platform.close);
+    return;
+  }
+
+  const config = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
+  config.adminToken ??= SANDBOX_ADMIN_TOKEN;
+  const log = createLogger(config.logLevel);
+  let platformUrl: string | undefined;
+  const sandbox = await startSandbox({
+    platformUrl: () => platformUrl ?? `http://127.0.0.1:${config.port}`,
+    hostappPort: port(env.MINIBRIDGE_SANDBOX_HOSTAPP_PORT, DEFAULT_HOSTAPP_PORT),
+    miniappPort: port(env.MINIBRIDGE_SANDBOX_MINIAPP_PORT, DEFAULT_MINIAPP_PORT),
+    host: config.host,
+    autoConfirmMs: env.MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS ? port(env.MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS, 0) : undefined,
+    logger: { warn: (details, message) => log.warn(details, message), error: (details, message) => log.error(details, message) },
+  });
+  let platform: RunningPlatform;
+  try {
+    platform = await startPlatform({ registry: registryFrom(sandbox.registry, env, 'sandbox registry'), config, log });
+  } catch (error) {
+    await sandbox.close();
+    throw error;
+  }
+  platformUrl = platform.url;
+  closers.push(platform.close, sandbox.close);
+  process.stdout.write(banner(platform.url, sandbox, config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite at ${config.dataDir}`, config.adminToken));
+}
+
+function banner(platformUrl: string, sandbox: RunningSandbox, database: string, adminToken: string): string {
+  const e1 = JSON.stringify({
+    app_id: SANDBOX_MINIAPP.appId,
+    client_id: SANDBOX_HOSTAPP.clientId,
+    order: { currency: 'VND', amount: '125000', miniapp_order_id: 'ORD-1001' },
+  });
+  return `
+Minibridge sandbox (simulated partners; every secret below is sandbox-only)
+  Platform   ${platformUrl}   docs ${platformUrl}/docs   admin token ${adminToken}
+  Host app   ${sandbox.hostappUrl}   client_id ${SANDBOX_HOSTAPP.clientId}   secret_key ${SANDBOX_HOSTAPP.secretKey}   (Authorization prefix ${SANDBOX_HOSTAPP.tokenPrefix})
+  Miniapp    ${sandbox.miniappUrl}   app_id ${SANDBOX_MINIAPP.appId}   secret_key ${SANDBOX_MINIAPP.secretKey}
+  Database   ${database}
+
+Create an order payment (E1) as the miniapp:
+  curl -s ${platformUrl}/api/v1/orders/create-order-payment/ -u ${SANDBOX_MINIAPP.appId}:${SANDBOX_MINIAPP.secretKey} -H 'Content-Type: application/json' -d '${e1}'
+Complete it at the host app (calls E5; the miniapp then gets E6):
+  curl -s -X POST ${sandbox.hostappUrl}/sandbox/payments/<order_payment_id>/confirm
+See what the miniapp received:
+  curl -s ${sandbox.miniappUrl}/sandbox/received
+
+Magic amounts (order.amount):
+${magicAmountsLines()}
+
+`;
+}
+
+function port(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new Error(`expected a port number, got ${value}`);
+  return parsed;
+}
+
+function onceOnly<T>(run: (argument: T) => Promise<void>): (argument: T) => Promise<void> {
+  let running: Promise<void> | undefined;
+  return (argument) => (running ??= run(argument));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`minibridge: cannot start: ${(error as Error)?.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,8 @@
+import { forwardEvent } from '../events/bridge.js';
+import type { OperationHandler } from './handler.js';
+
+/** E8: an event from a host app to a miniapp's event receiver. */
+export const sendHostappEvent: OperationHandler<'sendHostappEvent'> = {
+  caller: (body) => ({ kind: 'hostapp', id: body.client_id }),
+  handle: ({ body, caller }, platform) => forwardEvent(platform, 'hostapp_to_miniapp', caller, body),
+};

@@ -1,0 +1,8 @@
+import { forwardEvent } from '../events/bridge.js';
+import type { OperationHandler } from './handler.js';
+
+/** The miniapp's event-send operation: an event from a miniapp to a host app's event receiver. */
+export const sendMiniappEvent: OperationHandler<'sendMiniappEvent'> = {
+  caller: (body) => ({ kind: 'miniapp', id: body.app_id }),
+  handle: ({ body, caller }, platform) => forwardEvent(platform, 'miniapp_to_hostapp', caller, body),
+};

@@ -1,0 +1,32 @@
+/**
+ * Helpers for partner servers: Express routers that serve the host app and miniapp sides of the
+ * contract with authentication, signature checks, validation and exact decimals done, plus the
+ * signing and Authorization primitives for servers on other frameworks.
+ */
+export { createHostappRouter, createMiniappRouter, DEFAULT_TOKEN_PREFIX } from './routers.js';
+export { MemoryAnswerStore } from './answerMemory.js';
+export { signRequest, verifyRequest, REPLAY_WINDOW_SECONDS, type SignatureHeaders, type Verification } from '../auth/signing.js';
+export { basicAuthorization, prefixedAuthorization } from '../auth/credentials.js';
+export { decimalText, parseLossless, stringifyLossless, LosslessNumber } from '../contract/json.js';
+export type {
+  AnswerStore,
+  DeliveryContext,
+  HostappCreateOrderPaymentAnswer,
+  HostappCreateOrderPaymentBody,
+  HostappEvent,
+  HostappEventAnswer,
+  HostappHandlers,
+  HostappPaymentStatusAnswer,
+  HostappPaymentStatusQuery,
+  HostappRouterOptions,
+  Lossless,
+  MiniappEvent,
+  MiniappEventAnswer,
+  MiniappHandlers,
+  MiniappRouterOptions,
+  OrderCompletionAnswer,
+  OrderCompletionBody,
+  PartnerErrorAnswer,
+  PartnerKitLogger,
+  RequestContext,
+} from './types.js';

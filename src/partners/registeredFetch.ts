@@ -1,0 +1,35 @@
+import { signRequest } from '../auth/signing.js';
+import { httpFetch } from './httpFetch.js';
+
+/**
+ * One generated client per partner and registered URL, built on first use: the client and its
+ * fetch are the same for every call, only the request differs.
+ */
+export function clientFor<Partner extends object, Client>(cache: WeakMap<Partner, Map<string, Client>>, partner: Partner, url: string, make: () => Client): Client {
+  let byUrl = cache.get(partner);
+  if (!byUrl) cache.set(partner, (byUrl = new Map()));
+  let client = byUrl.get(url);
+  if (!client) byUrl.set(url, (client = make()));
+  return client;
+}
+
+/**
+ * A fetch for the generated clients that sends each request to the URL the partner registered
+ * for that operation (the contract's partner paths are only suggested defaults), keeping the
+ * query string, and signs the exact bytes sent when the partner enabled signing.
+ */
+export function registeredFetch(registeredUrl: string, signingSecrets: readonly string[]): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const target = new URL(registeredUrl);
+    const query = new URL(request.url).searchParams;
+    query.forEach((value, name) => target.searchParams.append(name, value));
+    const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+    const body = hasBody ? await request.text() : undefined;
+    const headers = new Headers(request.headers);
+    if (signingSecrets.length > 0) {
+      const signed = signRequest(hasBody ? (body ?? '') : target.search.replace(/^\?/, ''), signingSecrets);
+      for (const [name, value] of Object.entries(signed)) headers.set(name, value);
+    }
+    return httpFetch(target, { method: request.method, headers, body, signal: request.signal });
+  };
+}

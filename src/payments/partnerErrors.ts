@@ -1,0 +1,24 @@
+import type { ErrorCode } from '../http/apiError.js';
+import { ApiError } from '../http/apiError.js';
+import type { PartnerFailure } from '../partners/partnerCall.js';
+
+/**
+ * A failed host app call, as the miniapp server sees it (ADR 0005): time-outs, refused
+ * connections and non-200 answers are HOSTAPP_UNAVAILABLE (retrying helps); answers that are not
+ * JSON or break the host app API are HOSTAPP_INVALID_RESPONSE.
+ */
+export function hostappFailure(failure: PartnerFailure, call: string): ApiError {
+  const code: ErrorCode = failure.kind === 'not_json' || failure.kind === 'invalid_body' ? 'HOSTAPP_INVALID_RESPONSE' : 'HOSTAPP_UNAVAILABLE';
+  const advice = code === 'HOSTAPP_UNAVAILABLE' ? '; retry later' : '';
+  return new ApiError(code, `the host app server ${call}: ${failure.detail}${advice}`);
+}
+
+/**
+ * An error_code the host app answered with. The one code that means the same to the caller
+ * passes through (INVALID_ORDER_DATA from E3, ORDER_NOT_FOUND from E4); any other reaches the
+ * miniapp server as HOSTAPP_REJECTED naming the host app's code.
+ */
+export function hostappRefusal(partnerCode: string, passThrough: ErrorCode, call: string): ApiError {
+  if (partnerCode === passThrough) return new ApiError(passThrough, `the host app refused ${call} with error_code ${partnerCode}`);
+  return new ApiError('HOSTAPP_REJECTED', `the host app refused ${call} with error_code ${partnerCode}`);
+}

@@ -1,0 +1,20 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { RateLimiter } from './http/rateLimiter.js';
+import type { Metrics } from './observability/metrics.js';
+import type { Registry } from './registry/registry.js';
+import type { Store } from './store/index.js';
+
+/** What the operations and the worker share: one per platform process. */
+export interface Platform {
+  config: Config;
+  store: Store;
+  registry: Registry;
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+  log: Logger;
+  /** Tells the E6 worker a delivery was just queued (lower latency than its poll). */
+  wakeWorker(): void;
+  /** False once shutdown began: /readyz answers not_ready. */
+  accepting: boolean;
+}

@@ -1,0 +1,113 @@
+import type { PartnerKitLogger } from '../partner-kit/index.js';
+import type { RegistryFile } from '../registry/loadRegistry.js';
+import { createHostappSimulator, type HostappSimulator } from './hostappSimulator.js';
+import { listen } from './http.js';
+import { createMiniappSimulator, type MiniappReceived } from './miniappSimulator.js';
+import sandboxRegistryFile from './registry.json' with { type: 'json' };
+
+/** The checked-in sandbox registry (src/sandbox/registry.json), for the default ports. */
+const REGISTRY: RegistryFile = sandboxRegistryFile as RegistryFile;
+const HOSTAPP = REGISTRY.hostapps[0];
+const MINIAPP = REGISTRY.miniapps[0];
+
+/** The sandbox partners and their sandbox-only credentials, read from the registry file. */
+export const SANDBOX_HOSTAPP = { clientId: HOSTAPP.client_id, secretKey: HOSTAPP.secret_key as string, tokenPrefix: HOSTAPP.token_prefix ?? 'Token' };
+export const SANDBOX_MINIAPP = { appId: MINIAPP.app_id, secretKey: MINIAPP.secret_key as string };
+export const DEFAULT_HOSTAPP_PORT = Number(new URL(HOSTAPP.urls!.create_order_payment!).port);
+export const DEFAULT_MINIAPP_PORT = Number(new URL(MINIAPP.urls!.complete_order!).port);
+/** The signing secrets the sandbox partners use when started with `signing: true` (sandbox-only, public). */
+export const SANDBOX_SIGNING_SECRETS = { hostapp: ['sandbox-hostapp-signing-secret'], miniapp: ['sandbox-miniapp-signing-secret'] };
+
+export interface SandboxOptions {
+  /** The platform's address, or a function giving it once the platform listens (in-process starts). */
+  platformUrl: string | (() => string);
+  /** Default 8081; 0 picks a free port. */
+  hostappPort?: number;
+  /** Default 8082; 0 picks a free port. */
+  miniappPort?: number;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** Confirm every new payment by itself after this many milliseconds (magic amounts apply). */
+  autoConfirmMs?: number;
+  /** Turn request signing on for both sandbox partners, in the registry and in the simulated servers. */
+  signing?: boolean;
+  logger?: PartnerKitLogger;
+}
+
+export interface RunningSandbox {
+  /** The registry for the platform (pass it to registryFrom): the sandbox partners at the ports in use. */
+  registry: RegistryFile;
+  hostappUrl: string;
+  miniappUrl: string;
+  /** What the simulated miniapp server received (E6 callbacks, E7 events), live. */
+  received: MiniappReceived;
+  /** The simulated host app: its payments, the events it received, and the confirm/cancel/fail actions. */
+  hostapp: Pick<HostappSimulator, 'payments' | 'events' | 'act'>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the simulated host app and miniapp servers (built with the partner kit) and returns
+ * the registry that points the platform at them. Start the platform with that registry; the
+ * partners call it at `platformUrl`.
+ */
+export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
+  const platformUrl = typeof options.platformUrl === 'string' ? () => options.platformUrl as string : options.platformUrl;
+  const host = options.host ?? '127.0.0.1';
+  const logger = options.logger ?? silentWarnings;
+  const signing = options.signing ?? false;
+
+  const hostapp = createHostappSimulator({
+    ...SANDBOX_HOSTAPP,
+    miniappId: SANDBOX_MINIAPP.appId,
+    signingSecrets: signing ? SANDBOX_SIGNING_SECRETS.hostapp : [],
+    platformUrl,
+    autoConfirmMs: options.autoConfirmMs,
+    logger,
+  });
+  const miniapp = createMiniappSimulator({
+    ...SANDBOX_MINIAPP,
+    hostappId: SANDBOX_HOSTAPP.clientId,
+    signingSecrets: signing ? SANDBOX_SIGNING_SECRETS.miniapp : [],
+    platformUrl,
+    logger,
+  });
+  const hostappServer = await listen(hostapp.app, options.hostappPort ?? DEFAULT_HOSTAPP_PORT, host);
+  const miniappServer = await listen(miniapp.app, options.miniappPort ?? DEFAULT_MINIAPP_PORT, host).catch(async (error: unknown) => {
+    await hostappServer.close();
+    throw error;
+  });
+
+  return {
+    registry: sandboxRegistry(hostappServer.url, miniappServer.url, signing),
+    hostappUrl: hostappServer.url,
+    miniappUrl: miniappServer.url,
+    received: miniapp.received,
+    hostapp: { payments: hostapp.payments, events: hostapp.events, act: hostapp.act },
+    close: async () => {
+      hostapp.close();
+      await Promise.all([hostappServer.close(), miniappServer.close()]);
+    },
+  };
+}
+
+/** The checked-in registry with each partner URL moved to the address its simulator listens on. */
+export function sandboxRegistry(hostappUrl: string, miniappUrl: string, signing = false): RegistryFile {
+  const registry = structuredClone(REGISTRY);
+  const rebase = (url: string | undefined, origin: string) => (url === undefined ? undefined : new URL(new URL(url).pathname, origin).toString());
+  for (const registration of registry.hostapps) {
+    for (const [name, url] of Object.entries(registration.urls ?? {})) (registration.urls as Record<string, string | undefined>)[name] = rebase(url, hostappUrl);
+    if (signing) registration.signing = { enabled: true, secrets: SANDBOX_SIGNING_SECRETS.hostapp };
+  }
+  for (const registration of registry.miniapps) {
+    for (const [name, url] of Object.entries(registration.urls ?? {})) (registration.urls as Record<string, string | undefined>)[name] = rebase(url, miniappUrl);
+    if (signing) registration.signing = { enabled: true, secrets: SANDBOX_SIGNING_SECRETS.miniapp };
+  }
+  return registry;
+}
+
+/** Refusals (warn) are expected in a sandbox that is being poked at; failures are not. */
+const silentWarnings: PartnerKitLogger = {
+  warn: () => {},
+  error: (details, message) => console.error(`[minibridge sandbox] ${message}`, details),
+};

@@ -1,0 +1,83 @@
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { configFromEnv, type Config } from './config.js';
+import { contractOperations } from './contract/operations.js';
+import { DeliveryWorker } from './delivery/worker.js';
+import { createApp } from './http/app.js';
+import { RateLimiter } from './http/rateLimiter.js';
+import { createMetrics } from './observability/metrics.js';
+import type { Platform } from './platform.js';
+import { loadRegistry } from './registry/loadRegistry.js';
+import type { Registry } from './registry/registry.js';
+import { openStore } from './store/index.js';
+
+export interface RunningPlatform {
+  url: string;
+  platform: Platform;
+  server: Server;
+  /** Graceful stop: refuse new work, finish requests in flight, stop the worker, close the database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: Partial<Config>;
+  /** A registry object instead of the file at config.registryPath. */
+  registry?: Registry;
+  log?: Logger;
+}
+
+/** Starts a platform instance: database migrated, contract compiled, HTTP listening, E6 worker running. */
+export async function startPlatform(options: StartOptions = {}): Promise<RunningPlatform> {
+  const config: Config = { ...configFromEnv(), ...options.config };
+  const log = options.log ?? createLogger(config.logLevel);
+  const registry = options.registry ?? (config.registryPath ? loadRegistry(config.registryPath) : undefined);
+  if (!registry) throw new Error('no partner registry: set MINIBRIDGE_REGISTRY to a registry file');
+  contractOperations();
+  const store = await openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
+  let worker: DeliveryWorker | undefined;
+  const platform: Platform = {
+    config,
+    store,
+    registry,
+    rateLimiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
+    metrics: createMetrics(() => store.outbox.countPending()),
+    log,
+    wakeWorker: () => worker?.wake(),
+    accepting: true,
+  };
+  worker = new DeliveryWorker(platform);
+  const server = createServer(createApp(platform));
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  if (config.worker.enabled) worker.start();
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address}:${address.port}`;
+  log.info({ url, registry, database: config.databaseUrl ? 'postgres' : `pglite ${config.dataDir}` }, 'minibridge platform listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      platform.accepting = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+      await closed;
+      clearTimeout(grace);
+      await worker.stop();
+      await store.close();
+      log.info('minibridge platform stopped');
+    })());
+  return { url, platform, server, close };
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'minibridge' },
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-user-access-token"]', 'req.headers["x-minibridge-signature"]', '*.secretKey', '*.signingSecrets'], censor: '[redacted]' },
+  });
+}

@@ -1,0 +1,28 @@
+import path from 'node:path';
+import express, { Router, type Response } from 'express';
+import { packageRoot } from '../contract/documents.js';
+
+/**
+ * The host-app simulator: a page that embeds a miniapp in an iframe and plays the host app's
+ * side of the bridge (generated/sdk/minibridge-host.js): it shows a payment sheet for `pay`,
+ * asks its own host app server to confirm, cancel or fail the payment (the sandbox's
+ * `POST /sandbox/payments/{order_payment_id}/confirm|cancel|fail`, which sends E5), sends the
+ * result back, and lists the custom events the miniapp sends.
+ *
+ * Mount it at `/simulator` on the sandbox host app server: the page calls `/sandbox/...` on its
+ * own origin. Open `/simulator/?miniapp=<miniapp page URL>`.
+ */
+export function simulatorRouter(): Router {
+  const root = packageRoot();
+  const router = Router();
+  router.use(noExternalResources);
+  router.get('/minibridge-host.js', (_req, res) => res.type('text/javascript').sendFile(path.join(root, 'generated', 'sdk', 'minibridge-host.js')));
+  router.use(express.static(path.join(root, 'src', 'simulator', 'public'), { index: 'index.html', redirect: true }));
+  return router;
+}
+
+/** Everything comes from the simulator itself; only the embedded miniapp may live elsewhere. */
+function noExternalResources(_req: unknown, res: Response, next: () => void): void {
+  res.setHeader('Content-Security-Policy', "default-src 'self'; frame-src http: https:; img-src 'self' data:; base-uri 'none'; form-action 'self'");
+  next();
+}

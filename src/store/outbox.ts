@@ -1,0 +1,292 @@
+import type { components } from "../../generated/types/platform.js";
+import type { Db } from "./db.js";
+import { addMs, isoOrNull, type Clock } from "./time.js";
+
+type Delivery = components["schemas"]["Delivery"];
+type DeliveryAttempt = components["schemas"]["DeliveryAttempt"];
+type DeliveryDetail = components["schemas"]["DeliveryDetail"];
+type DeliveryList = components["schemas"]["DeliveryList"];
+type DeliveryStatus = components["schemas"]["DeliveryStatus"];
+type PaymentStatus = components["schemas"]["PaymentStatus"];
+
+export interface NewDelivery {
+  event_id: string;
+  client_id: string;
+  order_payment_id: string;
+  app_id: string;
+  payment_status: PaymentStatus;
+  /** The E6 body as JSON text, sent unchanged on every attempt. */
+  body: string;
+}
+
+/** A delivery a worker holds the lease on, with what it needs to make the next attempt. */
+export interface ClaimedDelivery {
+  delivery: Delivery;
+  body: string;
+  /** Number of the attempt about to be made (X-Minibridge-Delivery-Attempt). */
+  attempt: number;
+  /** Proof of the lease; recordAttempt is refused once another claim replaced it. */
+  lease_id: string;
+  /** Start of the current 72-hour schedule (the transition, or the last redelivery). */
+  horizon_started_at: string;
+}
+
+export type AttemptResult =
+  | { outcome: "delivered"; http_status: number }
+  /** retry_at: when to try again; null ends the schedule and marks the delivery dead. */
+  | { outcome: "failed"; http_status?: number; error: string; retry_at: Date | null };
+
+export interface AttemptRecord {
+  delivery_id: string;
+  lease_id: string;
+  started_at: Date;
+  duration_ms: number;
+  result: AttemptResult;
+}
+
+export interface ListDeliveriesQuery {
+  status?: DeliveryStatus;
+  limit: number;
+  cursor?: string;
+}
+
+/** The cursor passed to listDeliveries is not one it produced. */
+export class InvalidCursorError extends Error {
+  constructor(cursor: string) {
+    super(`Invalid cursor: ${cursor}`);
+    this.name = "InvalidCursorError";
+  }
+}
+
+export interface Outbox {
+  /** Leases up to `limit` due deliveries; no other claimer gets them until the lease ends. */
+  claimDue(options: { limit: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
+  /** Records one attempt; null when the lease was lost (nothing recorded). */
+  recordAttempt(record: AttemptRecord): Promise<Delivery | null>;
+  list(query: ListDeliveriesQuery): Promise<DeliveryList>;
+  get(deliveryId: string): Promise<DeliveryDetail | null>;
+  /** Queues an attempt now with a fresh schedule, whatever the state; null when unknown. */
+  requeue(deliveryId: string): Promise<Delivery | null>;
+  countPending(): Promise<number>;
+}
+
+interface DeliveryRow extends NewDelivery {
+  delivery_id: string;
+  seq: string;
+  status: DeliveryStatus;
+  attempts_made: number;
+  next_attempt_at: Date | null;
+  lease_id: string | null;
+  horizon_started_at: Date;
+  created_at: Date;
+  delivered_at: Date | null;
+  last_error: string | null;
+}
+
+interface AttemptRow {
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  outcome: DeliveryAttempt["outcome"];
+  http_status: number | null;
+  error: string | null;
+}
+
+// int8 arrives as a string from pg and as a number from PGlite; text is the same everywhere.
+const deliveryColumnExpressions: Record<keyof DeliveryRow, string> = {
+  delivery_id: "delivery_id::text",
+  seq: "seq::text",
+  event_id: "event_id",
+  client_id: "client_id",
+  order_payment_id: "order_payment_id",
+  app_id: "app_id",
+  payment_status: "payment_status",
+  body: "body",
+  status: "status",
+  attempts_made: "attempts_made",
+  next_attempt_at: "next_attempt_at",
+  lease_id: "lease_id::text",
+  horizon_started_at: "horizon_started_at",
+  created_at: "created_at",
+  delivered_at: "delivered_at",
+  last_error: "last_error",
+};
+
+/**
+ * The select list of a delivery row, read from `source` (a table or CTE name) and named with
+ * `prefix` so it can share a result row with another table's columns.
+ */
+export function deliveryColumns(source: string, prefix = ""): string {
+  return Object.entries(deliveryColumnExpressions)
+    .map(([name, expression]) => `${source}.${expression} AS ${prefix}${name}`)
+    .join(", ");
+}
+
+/** The delivery whose columns were selected with deliveryColumns(source, prefix). */
+export function deliveryFromRow(row: Record<string, unknown>, prefix: string): Delivery {
+  const delivery = Object.fromEntries(
+    Object.keys(deliveryColumnExpressions).map((name) => [name, row[`${prefix}${name}`]]),
+  ) as unknown as DeliveryRow;
+  return toDelivery(delivery);
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const cursorPattern = /^[1-9]\d{0,18}$/;
+
+function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    delivery_id: row.delivery_id,
+    event_id: row.event_id,
+    order_payment_id: row.order_payment_id,
+    app_id: row.app_id,
+    client_id: row.client_id,
+    payment_status: row.payment_status,
+    status: row.status,
+    attempts_made: row.attempts_made,
+    next_attempt_at: isoOrNull(row.next_attempt_at),
+    created_at: row.created_at.toISOString(),
+    delivered_at: isoOrNull(row.delivered_at),
+    last_error: row.last_error,
+  };
+}
+
+function toAttempt(row: AttemptRow): DeliveryAttempt {
+  return {
+    attempt: row.attempt,
+    started_at: row.started_at.toISOString(),
+    duration_ms: row.duration_ms,
+    outcome: row.outcome,
+    ...(row.http_status === null ? {} : { http_status: row.http_status }),
+    ...(row.error === null ? {} : { error: row.error }),
+  };
+}
+
+/**
+ * The INSERT of a transition's pending E6 delivery, due at once, for a data-modifying CTE: one
+ * delivery per row of `source`, which carries the order payment's identity, its new
+ * payment_status and updated_at (the transition's time). The other arguments are placeholders.
+ * It returns every column: select them with deliveryColumns.
+ */
+export function insertDeliverySql(source: string, p: { deliveryId: string; eventId: string; body: string }): string {
+  return `INSERT INTO deliveries (delivery_id, event_id, client_id, order_payment_id, app_id, payment_status,
+      body, status, next_attempt_at, horizon_started_at, created_at)
+    SELECT ${p.deliveryId}::uuid, ${p.eventId}::text, client_id, order_payment_id, app_id, payment_status,
+      ${p.body}::text, 'pending', updated_at, updated_at, updated_at
+    FROM ${source}
+    RETURNING *`;
+}
+
+/**
+ * One attempt in one statement (a statement is atomic): the delivery's new state, guarded by the
+ * lease, and the attempt's record, inserted only when the guard matched.
+ */
+const recordAttemptStatement = {
+  name: "store.outbox.recordAttempt",
+  text: `WITH recorded AS (
+      UPDATE deliveries SET attempts_made = attempts_made + 1, status = $3, next_attempt_at = $4,
+        delivered_at = $5, last_error = $6, lease_id = NULL, lease_until = NULL
+      WHERE delivery_id = $1 AND lease_id = $2
+      RETURNING *
+    ),
+    attempt AS (
+      INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
+      SELECT delivery_id, attempts_made, $7::timestamptz, $8::integer, $9::text, $10::integer, last_error FROM recorded
+    )
+    SELECT ${deliveryColumns("recorded")} FROM recorded`,
+};
+
+export function createOutbox(db: Db, clock: Clock): Outbox {
+  return {
+    async claimDue({ limit, leaseMs }) {
+      const now = clock();
+      const rows = await db.query<DeliveryRow>(
+        `UPDATE deliveries SET lease_id = gen_random_uuid(), lease_until = $2
+         WHERE delivery_id IN (
+           SELECT delivery_id FROM deliveries
+           WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+           ORDER BY next_attempt_at
+           LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+         RETURNING ${deliveryColumns("deliveries")}`,
+        [now, addMs(now, leaseMs), limit],
+      );
+      return rows
+        .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
+        .map((row) => ({
+          delivery: toDelivery(row),
+          body: row.body,
+          attempt: row.attempts_made + 1,
+          lease_id: row.lease_id!,
+          horizon_started_at: row.horizon_started_at.toISOString(),
+        }));
+    },
+
+    async recordAttempt({ delivery_id, lease_id, started_at, duration_ms, result }) {
+      const now = clock();
+      const failed = result.outcome === "failed";
+      const status: DeliveryStatus = !failed ? "delivered" : result.retry_at ? "pending" : "dead";
+      const [row] = await db.query<DeliveryRow>(recordAttemptStatement, [
+        delivery_id,
+        lease_id,
+        status,
+        failed ? result.retry_at : null,
+        failed ? null : now,
+        failed ? result.error : null,
+        started_at,
+        duration_ms,
+        result.outcome,
+        result.http_status ?? null,
+      ]);
+      return row ? toDelivery(row) : null;
+    },
+
+    async list({ status, limit, cursor }) {
+      if (cursor !== undefined && !cursorPattern.test(cursor)) throw new InvalidCursorError(cursor);
+      const rows = await db.query<DeliveryRow>(
+        `SELECT ${deliveryColumns("deliveries")} FROM deliveries
+         WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR seq < $2::bigint)
+         ORDER BY seq DESC
+         LIMIT $3`,
+        [status ?? null, cursor ?? null, limit + 1],
+      );
+      const page = rows.slice(0, limit);
+      return {
+        deliveries: page.map(toDelivery),
+        next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null,
+      };
+    },
+
+    async get(deliveryId) {
+      if (!uuidPattern.test(deliveryId)) return null;
+      const [row] = await db.query<DeliveryRow>(`SELECT ${deliveryColumns("deliveries")} FROM deliveries WHERE delivery_id = $1`, [
+        deliveryId,
+      ]);
+      if (!row) return null;
+      const attempts = await db.query<AttemptRow>(
+        `SELECT attempt, started_at, duration_ms, outcome, http_status, error
+         FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+        [deliveryId],
+      );
+      return { ...toDelivery(row), attempts: attempts.map(toAttempt) };
+    },
+
+    async requeue(deliveryId) {
+      if (!uuidPattern.test(deliveryId)) return null;
+      const [row] = await db.query<DeliveryRow>(
+        `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, horizon_started_at = $2,
+           lease_id = NULL, lease_until = NULL
+         WHERE delivery_id = $1
+         RETURNING ${deliveryColumns("deliveries")}`,
+        [deliveryId, clock()],
+      );
+      return row ? toDelivery(row) : null;
+    },
+
+    async countPending() {
+      const [row] = await db.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM deliveries WHERE status = 'pending'",
+      );
+      return row!.count;
+    },
+  };
+}
