@@ -1,0 +1,62 @@
+import type { Machine } from './machine.js';
+import type { LoadResult } from './load.js';
+
+export interface ContenderResult {
+  name: string;
+  /** As fast as it answers, `connections` connections. */
+  saturated: LoadResult;
+  /** At a fixed offered rate, same connections: latency without queueing. */
+  paced: LoadResult;
+  peakRssMiB: number | undefined;
+  note?: string;
+}
+
+export interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+export interface BenchResults {
+  machine: Machine;
+  settings: Record<string, unknown>;
+  direct: { saturated: LoadResult; paced: LoadResult };
+  contenders: ContenderResult[];
+  e6?: { latencyP50Ms: number; latencyP99Ms: number; latencyCount: number; callbacksPerSecond: number; drainCount: number; drainMs: number; duplicates: number };
+  ready: { pgliteMs: number[]; postgresMs?: number[]; via: string };
+  buildSeconds?: { value: number; source: string };
+  targets: Target[];
+  notes: string[];
+}
+
+const fixed = (value: number | undefined, digits = 1) => (value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits));
+
+export function markdown(results: BenchResults): string {
+  const { machine } = results;
+  const limit = results.contenders.find((c) => c.name === 'limit');
+  const peer = results.contenders.find((c) => c.name === 'peer');
+  const lines = [
+    '# Minibridge benchmark (E1: load generator → platform → fake host app E3 → back)',
+    '',
+    `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.platform}; Node ${machine.node}; ${machine.date}; load average at start ${machine.loadAverage.join(' / ')}.`,
+    '',
+    `Settings: ${Object.entries(results.settings).map(([k, v]) => `${k}=${v}`).join(', ')}.`,
+    '',
+    '| Contender | E1 req/s | p50 ms | p99 ms | peak RSS MiB | × limit | × peer | paced p99 ms | failures |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| direct E3 call (no forwarder) | ${fixed(results.direct.saturated.requestsPerSecond, 0)} | ${fixed(results.direct.saturated.latencyP50Ms)} | ${fixed(results.direct.saturated.latencyP99Ms)} | – | – | – | ${fixed(results.direct.paced.latencyP99Ms)} | ${results.direct.saturated.failures} |`,
+    ...results.contenders.map((c) => {
+      const rps = c.saturated.requestsPerSecond;
+      return `| ${c.name}${c.note ? ` (${c.note})` : ''} | ${fixed(rps, 0)} | ${fixed(c.saturated.latencyP50Ms)} | ${fixed(c.saturated.latencyP99Ms)} | ${fixed(c.peakRssMiB, 0)} | ${limit ? fixed(rps / limit.saturated.requestsPerSecond, 2) : 'n/a'} | ${peer ? fixed(rps / peer.saturated.requestsPerSecond, 2) : 'n/a'} | ${fixed(c.paced.latencyP99Ms)} | ${c.saturated.failures + c.paced.failures} |`;
+    }),
+    '',
+    '| Target | Goal | Measured | Met |',
+    '|---|---|---|---|',
+    ...results.targets.map((t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === undefined ? 'not measured' : t.met ? 'met' : '**missed**'} |`),
+    '',
+    ...results.notes.map((note) => `- ${note}`),
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,252 @@
+/**
+ * npm run bench: one side-by-side run on this machine, loopback only. See bench/README.md for
+ * what is measured and the environment knobs (BENCH_QUICK=1 for a short run).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFakeMiniapp } from './fakes/miniapp.js';
+import { completeOrders, createOrders, percentile, waitUntil } from './flows.js';
+import { load, type LoadResult } from './load.js';
+import { describeMachine } from './machine.js';
+import { openBenchDatabase } from './postgres.js';
+import { markdown, type BenchResults, type ContenderResult, type Target } from './report.js';
+import { E1_PATH, e1BodyTemplate, miniappHeaders, writeRegistry } from './scenario.js';
+import { startChild, type ChildServer } from '../test/resilience/support/childProcess.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+/** The platform as a process, configured from the environment like production (shared with the crash tests). */
+const PLATFORM_PROCESS = '../test/resilience/platform-process.ts';
+const quick = process.env.BENCH_QUICK === '1';
+const setting = (name: string, normal: number, short: number) => (process.env[name] ? Number(process.env[name]) : quick ? short : normal);
+const settings = {
+  connections: setting('BENCH_CONNECTIONS', 50, 50),
+  durationSeconds: setting('BENCH_DURATION', 10, 3),
+  warmupSeconds: setting('BENCH_WARMUP', 3, 1),
+  pacedRate: setting('BENCH_PACED_RATE', 200, 200),
+  pacedSeconds: setting('BENCH_PACED_DURATION', 6, 3),
+  e6LatencyCount: setting('BENCH_E6_LATENCY_N', 500, 200),
+  e6DrainCount: setting('BENCH_E6_DRAIN_N', 2000, 500),
+  readyRuns: setting('BENCH_READY_RUNS', 3, 1),
+  logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
+};
+const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const cpuProfileDir = process.env.BENCH_CPU_PROF;
+const notes: string[] = [];
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+const workDir = mkdtempSync(join(os.tmpdir(), 'minibridge-bench-'));
+const registryFile = join(workDir, 'registry.json');
+const pgliteDir = join(workDir, 'pglite');
+const machine = describeMachine();
+const children: ChildServer[] = [];
+
+async function child(script: string, env: NodeJS.ProcessEnv = {}, profile = false): Promise<ChildServer> {
+  const nodeFlags = profile && cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
+  const started = await startChild(join(here, script), { env, nodeFlags });
+  children.push(started);
+  return started;
+}
+
+async function stop(server: ChildServer): Promise<void> {
+  await server.stop(15_000);
+  children.splice(children.indexOf(server), 1);
+}
+
+function minibridgeEnv(database: { url: string } | { dir: string }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    MINIBRIDGE_REGISTRY: registryFile,
+    // One app_id sends the whole load: the per-partner rate limit (50/s) would measure itself.
+    MINIBRIDGE_RATE_LIMIT: '100000000',
+    MINIBRIDGE_RATE_BURST: '100000000',
+    LOG_LEVEL: settings.logLevel,
+    DATABASE_URL: 'url' in database ? database.url : '',
+    MINIBRIDGE_DATA_DIR: 'dir' in database ? database.dir : '',
+    ...extra,
+  };
+}
+
+async function measure(url: string, headers: Record<string, string>, body: string): Promise<{ saturated: LoadResult; paced: LoadResult }> {
+  const base = { url, headers, body, connections: settings.connections };
+  await load({ ...base, durationSeconds: settings.warmupSeconds });
+  const saturated = await load({ ...base, durationSeconds: settings.durationSeconds });
+  const paced = await load({ ...base, durationSeconds: settings.pacedSeconds, overallRate: settings.pacedRate });
+  return { saturated, paced };
+}
+
+async function contender(name: string, server: ChildServer, note?: string): Promise<ContenderResult> {
+  log(`${name}: ${server.url}`);
+  const measured = await measure(server.url + E1_PATH, miniappHeaders, e1BodyTemplate());
+  const peak = server.peakRssBytes();
+  const result = { name, ...measured, peakRssMiB: peak === undefined ? undefined : peak / 1024 / 1024, note };
+  log(`${name}: ${result.saturated.requestsPerSecond.toFixed(0)} req/s, p99 ${result.saturated.latencyP99Ms} ms, failures ${result.saturated.failures + result.paced.failures}`);
+  return result;
+}
+
+/** Spawn → /readyz 200 on an existing database, `runs` times. */
+async function readiness(env: NodeJS.ProcessEnv, runs: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const spawnedAt = performance.now();
+    const server = await child(PLATFORM_PROCESS, env);
+    await waitForReady(server.url);
+    times.push(performance.now() - spawnedAt);
+    await stop(server);
+  }
+  return times;
+}
+
+async function waitForReady(url: string): Promise<void> {
+  for (;;) {
+    const response = await fetch(`${url}/readyz`).catch(() => undefined);
+    if (response?.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+function buildSeconds(): BenchResults['buildSeconds'] {
+  if (process.env.BENCH_BUILD_SECONDS) return { value: Number(process.env.BENCH_BUILD_SECONDS), source: 'BENCH_BUILD_SECONDS (measured outside this run)' };
+  if (process.env.BENCH_RUN_BUILD !== '1') return undefined;
+  const started = performance.now();
+  execFileSync('npm', ['run', 'build'], { stdio: 'ignore', cwd: join(here, '..') });
+  return { value: (performance.now() - started) / 1000, source: 'npm run build, run by this benchmark' };
+}
+
+async function main(): Promise<BenchResults> {
+  const miniapp = await startFakeMiniapp();
+  const hostapp = await child('fakes/hostapp.ts');
+  writeRegistry(registryFile, hostapp.url, miniapp.url);
+  const sharedEnv = { BENCH_HOSTAPP_URL: hostapp.url };
+
+  log('direct host app call');
+  const direct = await measure(`${hostapp.url}/create-order-payment`, { 'content-type': 'application/json' }, e1BodyTemplate());
+  const contenders: ContenderResult[] = [];
+
+  const limit = await child('contenders/limit.ts', sharedEnv);
+  contenders.push(await contender('limit', limit, 'raw node:http forwarder'));
+  await stop(limit);
+
+  const { parties } = await import('./scenario.js');
+  const peer = await child('peer/server.ts', {
+    ...sharedEnv,
+    BENCH_APP_ID: parties.appId,
+    BENCH_MINIAPP_SECRET: parties.miniappSecret,
+    BENCH_CLIENT_ID: parties.clientId,
+    BENCH_HOSTAPP_SECRET: parties.hostappSecret,
+  });
+  contenders.push(await contender('peer', peer, 'Express + express-openapi-validator + fetch, no storage'));
+  await stop(peer);
+
+  const pglite = await child(PLATFORM_PROCESS, minibridgeEnv({ dir: pgliteDir }), true);
+  contenders.push(await contender('minibridge-pglite', pglite, 'embedded PGlite'));
+  await stop(pglite);
+  log('ready time on the existing PGlite directory');
+  const ready: BenchResults['ready'] = { pgliteMs: await readiness(minibridgeEnv({ dir: pgliteDir }), settings.readyRuns), via: 'node --import tsx (TypeScript compiled on the fly)' };
+
+  let e6: BenchResults['e6'];
+  const database = await openBenchDatabase(databaseUrl);
+  if (!database) {
+    notes.push(`PostgreSQL at ${databaseUrl.replace(/\/\/[^@]*@/, '//')} is unreachable: the PostgreSQL contender, E6 and PostgreSQL targets were skipped.`);
+  } else {
+    try {
+      const pg = await child(PLATFORM_PROCESS, minibridgeEnv({ url: database.url }), true);
+      contenders.push(await contender('minibridge-postgres', pg, `PostgreSQL, schema ${database.schema}`));
+
+      log('E5 → E6 latency');
+      const latencyIds = await createOrders(pg.url, settings.e6LatencyCount, 16, `lat-${Date.now()}`);
+      miniapp.arrivals.length = 0;
+      const answeredAt = await completeOrders(pg.url, latencyIds, 8);
+      await waitUntil(() => miniapp.arrivals.length >= latencyIds.length, 120_000, 'E6 callbacks (latency run)');
+      const latencies = miniapp.arrivals.filter((a) => a.attempt === 1).map((a) => a.at - answeredAt.get(a.orderPaymentId)!);
+      await stop(pg);
+
+      log('E6 drain throughput: queueing with the worker off');
+      const queueing = await child(PLATFORM_PROCESS, minibridgeEnv({ url: database.url }, { MINIBRIDGE_WORKER: 'off' }));
+      const drainIds = await createOrders(queueing.url, settings.e6DrainCount, 32, `drain-${Date.now()}`);
+      await completeOrders(queueing.url, drainIds, 32);
+      await stop(queueing);
+      miniapp.arrivals.length = 0;
+      log('E6 drain throughput: worker on');
+      const draining = await child(PLATFORM_PROCESS, minibridgeEnv({ url: database.url }));
+      await waitUntil(() => miniapp.arrivals.length >= drainIds.length, 300_000, 'E6 callbacks (drain run)');
+      const times = miniapp.arrivals.map((a) => a.at);
+      const drainMs = Math.max(...times) - Math.min(...times);
+      const duplicates = miniapp.arrivals.length - new Set(miniapp.arrivals.map((a) => a.eventId)).size;
+      await stop(draining);
+      e6 = {
+        latencyP50Ms: percentile(latencies, 50),
+        latencyP99Ms: percentile(latencies, 99),
+        latencyCount: latencies.length,
+        callbacksPerSecond: ((drainIds.length - 1) / drainMs) * 1000,
+        drainCount: drainIds.length,
+        drainMs,
+        duplicates,
+      };
+      log('ready time on the existing PostgreSQL schema');
+      ready.postgresMs = await readiness(minibridgeEnv({ url: database.url }), settings.readyRuns);
+    } finally {
+      await database.drop();
+    }
+  }
+  await miniapp.close();
+  await stop(hostapp);
+
+  const build = buildSeconds();
+  if (!build) notes.push('npm run build: not measured in this run (set BENCH_RUN_BUILD=1 to run it, or BENCH_BUILD_SECONDS to report a separate measurement).');
+  const results: BenchResults = {
+    machine,
+    settings: { ...settings, minibridgeProcess: 'child process (node --import tsx)' },
+    direct,
+    contenders,
+    e6,
+    ready,
+    buildSeconds: build,
+    targets: targets(direct, contenders, e6, ready),
+    notes,
+  };
+  if (build) notes.push(`npm run build: ${build.value.toFixed(1)} s (${build.source}).`);
+  notes.push(
+    'Every contender runs in its own Node process (`node --import tsx`), as does the fake host app; autocannon and the fake miniapp run in the benchmark process. Peak RSS is the process\'s VmHWM.',
+    `"paced p99" is the p99 at ${settings.connections} connections offered ${settings.pacedRate} req/s in all: latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
+    `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
+    `E6 latency: from E5's answer to the E6's arrival at the fake miniapp server (${e6?.latencyCount ?? 0} first attempts, E5s 8 at a time). E6 throughput: ${e6?.drainCount ?? 0} deliveries queued with the worker off, then one instance started; first to last arrival. Duplicate deliveries seen: ${e6?.duplicates ?? 'n/a'}.`,
+    `Ready: spawn → first /readyz 200 on an existing database, ${ready.via}; runs: PGlite ${ready.pgliteMs.map((ms) => ms.toFixed(0)).join(', ')} ms${ready.postgresMs ? `; PostgreSQL ${ready.postgresMs.map((ms) => ms.toFixed(0)).join(', ')} ms` : ''}.`,
+  );
+  return results;
+}
+
+function targets(direct: BenchResults['direct'], contenders: ContenderResult[], e6: BenchResults['e6'], ready: BenchResults['ready']): Target[] {
+  const find = (name: string) => contenders.find((c) => c.name === name);
+  const pg = find('minibridge-postgres');
+  const limit = find('limit')!;
+  const peer = find('peer')!;
+  const ratio = (a: ContenderResult | undefined, b: ContenderResult) => (a ? a.saturated.requestsPerSecond / b.saturated.requestsPerSecond : undefined);
+  const vsLimit = ratio(pg, limit);
+  const vsPeer = ratio(pg, peer);
+  const added = pg ? pg.paced.latencyP99Ms - direct.paced.latencyP99Ms : undefined;
+  const readyMs = percentile(ready.pgliteMs, 50);
+  const show = (value: number | undefined, unit: string, digits = 2) => (value === undefined ? 'n/a' : `${value.toFixed(digits)}${unit}`);
+  return [
+    { name: 'E1 throughput vs limit (PostgreSQL)', goal: '≥ 0.30×', measured: show(vsLimit, '×'), met: vsLimit === undefined ? undefined : vsLimit >= 0.3 },
+    { name: 'E1 throughput vs peer (PostgreSQL)', goal: '≥ 1.3×', measured: show(vsPeer, '×'), met: vsPeer === undefined ? undefined : vsPeer >= 1.3 },
+    { name: `p99 added over a direct host call, ${settings.connections} connections at ${settings.pacedRate} req/s (PostgreSQL)`, goal: '≤ 5 ms', measured: show(added, ' ms', 1), met: added === undefined ? undefined : added <= 5 },
+    { name: 'E5 → E6 latency p50 (PostgreSQL)', goal: '≤ 50 ms', measured: e6 ? `p50 ${e6.latencyP50Ms.toFixed(1)} ms, p99 ${e6.latencyP99Ms.toFixed(1)} ms` : 'n/a', met: e6 ? e6.latencyP50Ms <= 50 : undefined },
+    { name: 'E6 callbacks/s, one instance (PostgreSQL)', goal: '≥ 1,000/s', measured: show(e6?.callbacksPerSecond, '/s', 0), met: e6 ? e6.callbacksPerSecond >= 1000 : undefined },
+    { name: 'Start → /readyz 200, existing PGlite directory (median)', goal: '≤ 1 s', measured: show(readyMs, ' ms', 0), met: readyMs <= 1000 },
+  ];
+}
+
+try {
+  const results = await main();
+  const resultsDir = join(here, 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const table = markdown(results);
+  writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(resultsDir, 'latest.md'), table);
+  process.stdout.write(table);
+} finally {
+  await Promise.all(children.map((server) => server.stop(2_000)));
+  rmSync(workDir, { recursive: true, force: true });
+}
