@@ -1,0 +1,100 @@
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verify } from '../../src/conformance/index.js';
+import { BROKEN_SERVERS } from './broken/index.js';
+import { HOSTAPP, MINIAPP, referenceHostappRouter, referenceMiniappRouter, serve, type RunningServer } from './reference.js';
+import { failing } from './verdicts.js';
+
+function settings(subject: 'hostapp' | 'miniapp', url: string, signingSecrets: string[] = []) {
+  return {
+    subject,
+    url,
+    credentials: subject === 'hostapp' ? HOSTAPP : MINIAPP,
+    tokenPrefix: 'Token',
+    signingSecrets,
+    paths: {},
+    e4Method: 'POST' as const,
+  };
+}
+
+describe('the conformance kit against correct servers', () => {
+  let hostapp: RunningServer;
+  let miniapp: RunningServer;
+  beforeAll(async () => {
+    hostapp = await serve(express().use(referenceHostappRouter()));
+    miniapp = await serve(express().use(referenceMiniappRouter()));
+  });
+  afterAll(async () => {
+    await hostapp.close();
+    await miniapp.close();
+  });
+
+  it('passes the reference host app server, with every check run on every operation', async () => {
+    const report = await verify(settings('hostapp', hostapp.url));
+    expect(failing(report)).toEqual([]);
+    const ran = report.results.filter((result) => result.outcome === 'pass').map((result) => `${result.check} ${result.operationId}`);
+    for (const check of ['status', 'content-type', 'schema', 'positive', 'negative', 'auth']) {
+      for (const operationId of ['createHostappOrderPayment', 'getHostappPaymentStatus', 'receiveHostappEvent']) expect(ran).toContain(`${check} ${operationId}`);
+    }
+    expect(ran).toContain('idempotency receiveHostappEvent');
+  });
+
+  it('passes the reference miniapp server, duplicate deliveries included', async () => {
+    const report = await verify(settings('miniapp', miniapp.url));
+    expect(failing(report)).toEqual([]);
+    expect(report.results.find((result) => result.check === 'idempotency' && result.operationId === 'receiveOrderCompletion')?.outcome).toBe('pass');
+  });
+
+  it('passes a host app serving E4 by GET at registered paths, with signed requests', async () => {
+    const secrets = ['conformance-signing-secret'];
+    const server = await serve(
+      express().use(referenceHostappRouter({ signingSecrets: secrets, paths: { createOrderPayment: '/pay', getPaymentStatus: '/status', events: '/hooks/events' } })),
+    );
+    try {
+      const report = await verify({ ...settings('hostapp', server.url, secrets), e4Method: 'GET', paths: { e3: '/pay', e4: '/status', e7: '/hooks/events' } });
+      expect(failing(report)).toEqual([]);
+      expect(report.results.some((result) => result.operationId === 'queryHostappPaymentStatus' && result.check === 'negative' && result.outcome === 'pass')).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('fixtures (--set) for a server that only knows its own orders', () => {
+  it('passes with the known order pinned, and reports the refusals without it', async () => {
+    const strict = await serve(
+      express().use(
+        referenceMiniappRouter({
+          handlers: {
+            receiveOrderCompletion: (body) => (body.hostapp_order_payment_id === 'hop_known' ? { code: 'SUCCESS' } : { error_code: 'ORDER_NOT_FOUND' }),
+            receiveEvent: () => ({ received: true }),
+          },
+        }),
+      ),
+    );
+    try {
+      const pinned = await verify({ ...settings('miniapp', strict.url), fixtures: [{ path: ['hostapp_order_payment_id'], value: 'hop_known' }] });
+      expect(failing(pinned)).toEqual([]);
+      const unpinned = await verify(settings('miniapp', strict.url));
+      expect(failing(unpinned)).toEqual(['idempotency receiveOrderCompletion', 'positive receiveOrderCompletion']);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('the conformance kit against broken servers', () => {
+  for (const make of BROKEN_SERVERS) {
+    const broken = make();
+    it(`catches "${broken.name}" with exactly ${broken.catches.join(', ')}`, async () => {
+      const server = await serve(broken.app);
+      try {
+        const report = await verify(settings(broken.subject, server.url, broken.signingSecrets));
+        expect(failing(report)).toEqual([...broken.catches].sort());
+        expect(report.passed).toBe(false);
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});

@@ -1,0 +1,9 @@
+import type { VerifyReport } from '../../src/conformance/index.js';
+
+/** "check operationId" of every failing check, sorted. */
+export function failing(report: VerifyReport): string[] {
+  return report.results
+    .filter((result) => result.outcome === 'fail')
+    .map((result) => `${result.check} ${result.operationId}`)
+    .sort();
+}

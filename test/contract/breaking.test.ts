@@ -1,0 +1,74 @@
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listApis } from '../../scripts/lib/apis.js';
+import { checkBreakingChanges } from '../../scripts/lib/breaking-changes.js';
+import { artefactDirs, baselineDir, generatedDir } from '../../scripts/lib/paths.js';
+import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
+
+// The gate of `npm run check:breaking`, run on edited copies of the platform document so it is
+// seen to fail on breaking edits and to pass on the released contract and on additive edits.
+type Schemas = Record<string, { required?: string[]; properties?: Record<string, unknown> }>;
+type Edit = (schemas: Schemas) => void;
+
+const platform = listApis().filter((api) => api.name === 'platform');
+const timeout = 60_000;
+let workDir: string;
+
+async function checkEditedPlatform(edit: Edit): Promise<string> {
+  const document = parseLossless(await readFile(path.join(baselineDir, 'platform.json'), 'utf8')) as { components: { schemas: Schemas } };
+  edit(document.components.schemas);
+  const dir = await mkdtemp(path.join(workDir, 'edit-'));
+  await writeFile(path.join(dir, 'platform.json'), stringifyLossless(document));
+  const [result] = await checkBreakingChanges(platform, baselineDir, dir);
+  return result?.outcome ?? 'missing';
+}
+
+function schema(schemas: Schemas, name: string): NonNullable<Schemas[string]> {
+  const found = schemas[name];
+  if (!found?.properties) throw new Error(`the platform document has no object schema ${name}; pick another for this test`);
+  return found;
+}
+
+describe('npm run check:breaking (optic against openapi/baseline/)', () => {
+  beforeAll(async () => {
+    workDir = await mkdtemp(path.join(os.tmpdir(), 'minibridge-breaking-'));
+  });
+  afterAll(async () => {
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('passes for the generated documents', async () => {
+    const results = await checkBreakingChanges(listApis(), baselineDir, path.join(generatedDir, artefactDirs.openapi));
+    expect(results.map((result) => [result.api, result.outcome])).toEqual(listApis().map((api) => [api.name, 'compatible']));
+  }, timeout);
+
+  it('passes for an unchanged copy and for an additive change (a new optional response property)', async () => {
+    const dir = await mkdtemp(path.join(workDir, 'copy-'));
+    await copyFile(path.join(baselineDir, 'platform.json'), path.join(dir, 'platform.json'));
+    expect((await checkBreakingChanges(platform, baselineDir, dir))[0]?.outcome).toBe('compatible');
+    const outcome = await checkEditedPlatform((schemas) => {
+      schema(schemas, 'CreateOrderPaymentResponse').properties!['created_at'] = { type: 'string' };
+    });
+    expect(outcome).toBe('compatible');
+  }, timeout);
+
+  it('fails when an optional request field becomes required', async () => {
+    const outcome = await checkEditedPlatform((schemas) => {
+      const request = schema(schemas, 'CompleteOrderRequest');
+      expect(request.required).not.toContain('payment_fail_reason');
+      request.required = [...(request.required ?? []), 'payment_fail_reason'];
+    });
+    expect(outcome).toBe('breaking');
+  }, timeout);
+
+  it('fails when a response property is removed', async () => {
+    const outcome = await checkEditedPlatform((schemas) => {
+      const response = schema(schemas, 'CreateOrderPaymentResponse');
+      delete response.properties!['order_payment_id'];
+      response.required = (response.required ?? []).filter((name) => name !== 'order_payment_id');
+    });
+    expect(outcome).toBe('breaking');
+  }, timeout);
+});

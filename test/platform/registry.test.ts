@@ -1,0 +1,58 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+import { loadRegistry, registryFrom, RegistryError } from '../../src/registry/loadRegistry.js';
+
+const minimal = () => ({
+  hostapps: [{ client_id: 'ha_1', secret_key: { env: 'HA_SECRET' }, features: { payments: true } }],
+  miniapps: [{ app_id: 'ma_1', secret_key: 'miniapp-secret', hostapps: ['ha_1'], features: { payments: true } }],
+});
+
+test('defaults are filled and secrets come from the environment', () => {
+  const registry = registryFrom(minimal(), { HA_SECRET: 'from-the-env' });
+  const hostapp = registry.hostapp('ha_1')!;
+  expect(hostapp.secretKey).toBe('from-the-env');
+  expect(hostapp.tokenPrefix).toBe('Token');
+  expect(hostapp.registration.payment_status_method).toBe('POST');
+  expect(hostapp.features).toEqual({ payments: true, event_bridge: false, event_receiver: false });
+  expect(registry.linked(registry.miniapp('ma_1')!, hostapp)).toBe(true);
+});
+
+test('secrets never appear when the registry or a partner is serialized', () => {
+  const registry = registryFrom(minimal(), { HA_SECRET: 'from-the-env' });
+  const text = JSON.stringify({ registry, partner: registry.hostapp('ha_1'), miniapp: registry.miniapp('ma_1') });
+  expect(text).not.toContain('from-the-env');
+  expect(text).not.toContain('miniapp-secret');
+});
+
+test.each([
+  ['a missing env secret', minimal(), /HA_SECRET, which is not set/],
+  ['a schema violation, naming the place', { ...minimal(), miniapps: [{ app_id: 'ma_1', secret_key: 'short', hostapps: ['ha_1'], features: {} }] }, /miniapps\[0\]\.secret_key/],
+  ['an unknown host app', { ...minimal(), miniapps: [{ app_id: 'ma_1', secret_key: 'miniapp-secret', hostapps: ['ha_x'], features: {} }] }, /names ha_x, which is not a registered host app/],
+  ['a duplicate id', { ...minimal(), hostapps: [...minimal().hostapps, ...minimal().hostapps] }, /registered twice/],
+  ['signing enabled without secrets', { ...minimal(), hostapps: [{ ...minimal().hostapps[0], signing: { enabled: true } }] }, /secrets is required/],
+  ['an unknown field', { ...minimal(), extra: 1 }, /extra is not allowed/],
+])('refuses %s with a clear error', (_name, raw, message) => {
+  const env = String(message).includes('HA_SECRET') ? {} : { HA_SECRET: 'hostapp-secret' };
+  expect(() => registryFrom(raw, env)).toThrow(RegistryError);
+  expect(() => registryFrom(raw, env)).toThrow(message);
+});
+
+test('a file that is not JSON is named in the error', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'registry-'));
+  const file = join(dir, 'registry.json');
+  writeFileSync(file, '{ nope');
+  expect(() => loadRegistry(file)).toThrow(new RegExp(`registry ${file}: cannot read it as JSON`));
+});
+
+test('the sandbox registry file is valid', () => {
+  const path = join(import.meta.dirname, '../../src/sandbox/registry.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return expect.fail(`missing ${path}`);
+  }
+  expect(() => registryFrom(raw, {})).not.toThrow();
+});

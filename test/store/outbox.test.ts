@@ -1,0 +1,242 @@
+import { beforeEach, expect, it } from "vitest";
+import { createStore, InvalidCursorError, type ClaimedDelivery, type Store } from "../../src/store/index.js";
+import { describeEachBackend } from "../support/databases.js";
+import { hours, manualClock, newOrderPayment, seconds, transitionTo } from "./fixtures.js";
+
+const lease = { limit: 10, leaseMs: seconds(30) };
+
+describeEachBackend("outbox", (database) => {
+  let store: Store;
+  const clock = manualClock();
+
+  beforeEach(() => {
+    store = createStore(database.db, { clock: clock.now });
+  });
+
+  /** Creates order payments and completes them, one delivery each; returns their IDs oldest first. */
+  async function makeDeliveries(count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const payment = newOrderPayment();
+      await store.orderPayments.create(payment, null);
+      const result = await store.orderPayments.transition(transitionTo(payment, "paid"));
+      if (result.outcome !== "applied") throw new Error("transition not applied");
+      ids.push(result.delivery.delivery_id);
+      clock.advance(1);
+    }
+    return ids;
+  }
+
+  async function claimOne(): Promise<ClaimedDelivery> {
+    const [claimed] = await store.outbox.claimDue({ ...lease, limit: 1 });
+    if (!claimed) throw new Error("nothing to claim");
+    return claimed;
+  }
+
+  it("claims due deliveries oldest first and leases them until the lease ends", async () => {
+    const ids = await makeDeliveries(3);
+    const claimed = await store.outbox.claimDue({ ...lease, limit: 2 });
+    expect(claimed.map((c) => c.delivery.delivery_id)).toEqual(ids.slice(0, 2));
+    expect(claimed.map((c) => c.attempt)).toEqual([1, 1]);
+    expect(claimed[0]!.horizon_started_at).toBe(claimed[0]!.delivery.created_at);
+
+    expect((await store.outbox.claimDue(lease)).map((c) => c.delivery.delivery_id)).toEqual([ids[2]]);
+    expect(await store.outbox.claimDue(lease)).toEqual([]);
+    clock.advance(lease.leaseMs + 1);
+    expect(await store.outbox.claimDue(lease)).toHaveLength(3);
+  });
+
+  it("records a delivered attempt and stops delivering", async () => {
+    const [id] = await makeDeliveries(1);
+    const claimed = await claimOne();
+    const startedAt = clock.now();
+    clock.advance(120);
+
+    const delivery = await store.outbox.recordAttempt({
+      delivery_id: id!,
+      lease_id: claimed.lease_id,
+      started_at: startedAt,
+      duration_ms: 120,
+      result: { outcome: "delivered", http_status: 200 },
+    });
+
+    expect(delivery).toMatchObject({
+      status: "delivered",
+      attempts_made: 1,
+      next_attempt_at: null,
+      delivered_at: clock.now().toISOString(),
+      last_error: null,
+    });
+    expect((await store.outbox.get(id!))?.attempts).toEqual([
+      { attempt: 1, started_at: startedAt.toISOString(), duration_ms: 120, outcome: "delivered", http_status: 200 },
+    ]);
+    expect(await store.outbox.countPending()).toBe(0);
+    clock.advance(hours(1));
+    expect(await store.outbox.claimDue(lease)).toEqual([]);
+  });
+
+  it("retries a failed attempt at the time the worker chose, then marks it dead", async () => {
+    const [id] = await makeDeliveries(1);
+    const first = await claimOne();
+    const retryAt = new Date(clock.now().getTime() + seconds(5));
+    const afterFirst = await store.outbox.recordAttempt({
+      delivery_id: id!,
+      lease_id: first.lease_id,
+      started_at: clock.now(),
+      duration_ms: 10_000,
+      result: { outcome: "failed", error: "timed out after 10 s", retry_at: retryAt },
+    });
+    expect(afterFirst).toMatchObject({
+      status: "pending",
+      attempts_made: 1,
+      next_attempt_at: retryAt.toISOString(),
+      last_error: "timed out after 10 s",
+    });
+
+    clock.advance(seconds(5) - 1);
+    expect(await store.outbox.claimDue(lease)).toEqual([]);
+    clock.advance(1);
+    const second = await claimOne();
+    expect(second.attempt).toBe(2);
+    const dead = await store.outbox.recordAttempt({
+      delivery_id: id!,
+      lease_id: second.lease_id,
+      started_at: clock.now(),
+      duration_ms: 35,
+      result: { outcome: "failed", http_status: 500, error: "HTTP 500", retry_at: null },
+    });
+    expect(dead).toMatchObject({ status: "dead", attempts_made: 2, next_attempt_at: null, last_error: "HTTP 500" });
+    expect((await store.outbox.get(id!))?.attempts.map((a) => [a.attempt, a.outcome, a.http_status, a.error])).toEqual([
+      [1, "failed", undefined, "timed out after 10 s"],
+      [2, "failed", 500, "HTTP 500"],
+    ]);
+    expect(await store.outbox.countPending()).toBe(0);
+  });
+
+  it("refuses to record an attempt once the lease passed to another claimer", async () => {
+    const [id] = await makeDeliveries(1);
+    const slow = await claimOne();
+    clock.advance(lease.leaseMs + 1);
+    const fast = await claimOne();
+    expect(fast.attempt).toBe(1);
+
+    const attempt = { delivery_id: id!, started_at: clock.now(), duration_ms: 5 };
+    expect(
+      await store.outbox.recordAttempt({ ...attempt, lease_id: slow.lease_id, result: { outcome: "delivered", http_status: 200 } }),
+    ).toBeNull();
+    expect(await store.outbox.get(id!)).toMatchObject({ status: "pending", attempts_made: 0, attempts: [] });
+
+    expect(
+      await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: "delivered", http_status: 200 } }),
+    ).toMatchObject({ status: "delivered", attempts_made: 1 });
+    expect(
+      await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: "delivered", http_status: 200 } }),
+    ).toBeNull();
+  });
+
+  it("lists deliveries newest first, page by page, optionally by status", async () => {
+    const ids = await makeDeliveries(5);
+    const newestFirst = [...ids].reverse();
+
+    const first = await store.outbox.list({ limit: 2 });
+    expect(first.deliveries.map((d) => d.delivery_id)).toEqual(newestFirst.slice(0, 2));
+    const second = await store.outbox.list({ limit: 2, cursor: first.next_cursor! });
+    expect(second.deliveries.map((d) => d.delivery_id)).toEqual(newestFirst.slice(2, 4));
+    const last = await store.outbox.list({ limit: 2, cursor: second.next_cursor! });
+    expect(last).toEqual({ deliveries: [expect.objectContaining({ delivery_id: ids[0] })], next_cursor: null });
+    expect((await store.outbox.list({ limit: 5 })).next_cursor).toBeNull();
+
+    const claimed = await claimOne();
+    await store.outbox.recordAttempt({
+      delivery_id: claimed.delivery.delivery_id,
+      lease_id: claimed.lease_id,
+      started_at: clock.now(),
+      duration_ms: 1,
+      result: { outcome: "delivered", http_status: 200 },
+    });
+    expect((await store.outbox.list({ limit: 10, status: "delivered" })).deliveries.map((d) => d.delivery_id)).toEqual([
+      ids[0],
+    ]);
+    expect((await store.outbox.list({ limit: 10, status: "pending" })).deliveries).toHaveLength(4);
+    expect((await store.outbox.list({ limit: 10, status: "dead" })).deliveries).toEqual([]);
+  });
+
+  it("rejects a cursor it did not issue", async () => {
+    for (const cursor of ["abc", "-1", "0", "1 OR 1=1", "99999999999999999999"]) {
+      await expect(store.outbox.list({ limit: 1, cursor })).rejects.toBeInstanceOf(InvalidCursorError);
+    }
+  });
+
+  it("gets one delivery with its attempts, or null", async () => {
+    const [id] = await makeDeliveries(1);
+    expect(await store.outbox.get(id!)).toMatchObject({ delivery_id: id, status: "pending", attempts: [] });
+    expect(await store.outbox.get("0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b")).toBeNull();
+    expect(await store.outbox.get("not-a-uuid")).toBeNull();
+  });
+
+  it("requeues a dead delivery now with a fresh 72-hour schedule", async () => {
+    const [id] = await makeDeliveries(1);
+    const claimed = await claimOne();
+    await store.outbox.recordAttempt({
+      delivery_id: id!,
+      lease_id: claimed.lease_id,
+      started_at: clock.now(),
+      duration_ms: 1,
+      result: { outcome: "failed", error: "refused", retry_at: null },
+    });
+    clock.advance(hours(80));
+
+    const requeued = await store.outbox.requeue(id!);
+    expect(requeued).toMatchObject({ status: "pending", attempts_made: 1, next_attempt_at: clock.now().toISOString() });
+    expect(await store.outbox.countPending()).toBe(1);
+    const again = await claimOne();
+    expect(again).toMatchObject({ attempt: 2, horizon_started_at: clock.now().toISOString() });
+    expect(again.delivery.event_id).toBe(claimed.delivery.event_id);
+
+    expect(await store.outbox.requeue("0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b")).toBeNull();
+    expect(await store.outbox.requeue("nope")).toBeNull();
+  });
+
+  it("requeueing a leased delivery voids the lease", async () => {
+    const [id] = await makeDeliveries(1);
+    const claimed = await claimOne();
+    await store.outbox.requeue(id!);
+    expect(
+      await store.outbox.recordAttempt({
+        delivery_id: id!,
+        lease_id: claimed.lease_id,
+        started_at: clock.now(),
+        duration_ms: 1,
+        result: { outcome: "delivered", http_status: 200 },
+      }),
+    ).toBeNull();
+    expect((await claimOne()).delivery.delivery_id).toBe(id);
+  });
+
+  it("gives every delivery to exactly one of two workers claiming in parallel", async () => {
+    const ids = await makeDeliveries(60);
+    const workers = [store, createStore(await database.connect(), { clock: clock.now })];
+    const claims = await Promise.all(
+      workers.map(async (worker) => {
+        const mine: string[] = [];
+        for (;;) {
+          const batch = await worker.outbox.claimDue({ limit: 3, leaseMs: hours(1) });
+          if (batch.length === 0) return mine;
+          for (const claimed of batch) {
+            mine.push(claimed.delivery.delivery_id);
+            await worker.outbox.recordAttempt({
+              delivery_id: claimed.delivery.delivery_id,
+              lease_id: claimed.lease_id,
+              started_at: clock.now(),
+              duration_ms: 1,
+              result: { outcome: "delivered", http_status: 200 },
+            });
+          }
+        }
+      }),
+    );
+    expect(claims.flat().sort()).toEqual([...ids].sort());
+    expect(await store.outbox.countPending()).toBe(0);
+    await workers[1]!.close();
+  });
+});

@@ -1,0 +1,155 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { idempotencyKeys, type IdempotencyScope } from "../../src/store/idempotency.js";
+import { createStore, type Store } from "../../src/store/index.js";
+import { describeEachBackend } from "../support/databases.js";
+import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from "./fixtures.js";
+import { recordingDb } from "./recordingDb.js";
+import { raceAgainstUncommitted } from "./uncommitted.js";
+
+// The hot paths' statements, pinned: each label is one round trip to the database.
+const scope: IdempotencyScope = { app_id: "ma_shop", client_id: "ha_superapp", miniapp_order_id: "mo_1", idempotency_key: "key-1" };
+
+describeEachBackend("round trips", (database, backend) => {
+  let recording: ReturnType<typeof recordingDb>;
+  let store: Store;
+  /** The same database without recording, for writes a test sets up or races with. */
+  let direct: Store;
+  const clock = manualClock();
+
+  beforeEach(() => {
+    recording = recordingDb(database.db);
+    store = createStore(recording.db, { clock: clock.now, idempotencyStaleAfterMs: seconds(30) });
+    direct = createStore(database.db, { clock: clock.now });
+  });
+
+  it("E1: reserves fresh keys in one statement and records the payment in one more", async () => {
+    const reserved = await store.idempotency.reserve(scope, "h1");
+    expect(recording.take()).toEqual(["store.idempotency.reserveOrRead"]);
+    if (reserved.outcome !== "reserved") throw new Error(reserved.outcome);
+
+    const payment = newOrderPayment({ miniapp_order_id: "mo_1" });
+    expect((await store.orderPayments.create(payment, reserved.reservation)).outcome).toBe("created");
+    expect(recording.take()).toEqual(["store.orderPayments.create"]);
+    expect(await direct.orderPayments.history(refOf(payment))).toHaveLength(1);
+
+    expect(await store.idempotency.reserve(scope, "h1")).toEqual({ outcome: "done", order_payment_id: payment.order_payment_id });
+    expect(await store.idempotency.reserve(scope, "h2")).toEqual({ outcome: "conflict" });
+    expect(recording.take()).toEqual(["store.idempotency.reserveOrRead", "store.idempotency.reserveOrRead"]);
+  });
+
+  it("E1: answers in_progress in one statement, writing nothing, when only one key is taken", async () => {
+    await direct.idempotency.reserve({ ...scope, idempotency_key: null }, "h1");
+    expect(await store.idempotency.reserve(scope, "h1")).toEqual({ outcome: "in_progress" });
+    expect(recording.take()).toEqual(["store.idempotency.reserveOrRead"]);
+    // The fresh Idempotency-Key was not reserved along the way.
+    expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, "h9")).outcome).toBe("reserved");
+  });
+
+  it("E1: takes over an abandoned key under locks, reserving the fresh key with it", async () => {
+    await direct.idempotency.reserve({ ...scope, idempotency_key: null }, "h1");
+    clock.advance(seconds(30));
+    const result = await store.idempotency.reserve(scope, "h2");
+    expect(result.outcome).toBe("reserved");
+    const sent = recording.take();
+    expect(sent.slice(0, 2)).toEqual(["store.idempotency.reserveOrRead", "BEGIN"]);
+    expect(sent.at(-1)).toBe("COMMIT");
+    expect(await direct.idempotency.reserve(scope, "h2")).toEqual({ outcome: "in_progress" });
+    expect(await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, "h2")).toEqual({ outcome: "in_progress" });
+  });
+
+  it("E5: reads, then applies the change, its history and its delivery in one statement", async () => {
+    const payment = newOrderPayment();
+    await direct.orderPayments.create(payment, null);
+    expect((await store.orderPayments.transition(transitionTo(payment, "paid"))).outcome).toBe("applied");
+    expect(recording.take()).toEqual(["store.orderPayments.get", "store.orderPayments.applyTransition"]);
+    expect((await store.orderPayments.transition(transitionTo(payment, "paid"))).outcome).toBe("unchanged");
+    expect(recording.take()).toEqual(["store.orderPayments.get"]);
+  });
+
+  it("E5: decides again when another transition lands between the read and the write", async () => {
+    const payment = newOrderPayment();
+    await direct.orderPayments.create(payment, null);
+    recording.before("store.orderPayments.applyTransition", async () => {
+      expect((await direct.orderPayments.transition(transitionTo(payment, "cancelled"))).outcome).toBe("applied");
+    });
+
+    const result = await store.orderPayments.transition(transitionTo(payment, "paid", { custom_attributes: '{"late":true}' }));
+
+    expect(result).toMatchObject({ outcome: "conflict", orderPayment: { payment_status: "cancelled", custom_attributes: null } });
+    expect(recording.take()).toEqual([
+      "store.orderPayments.get",
+      "store.orderPayments.applyTransition",
+      "store.orderPayments.get",
+    ]);
+    expect((await direct.orderPayments.history(refOf(payment))).map((h) => h.to_status)).toEqual(["in_process", "cancelled"]);
+    expect(await direct.outbox.countPending()).toBe(1);
+  });
+
+  it("E6: claims a batch in one statement and records each attempt in one", async () => {
+    const payment = newOrderPayment();
+    await direct.orderPayments.create(payment, null);
+    await direct.orderPayments.transition(transitionTo(payment, "paid"));
+    const [claimed] = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
+    const recorded = await store.outbox.recordAttempt({
+      delivery_id: claimed!.delivery.delivery_id,
+      lease_id: claimed!.lease_id,
+      started_at: clock.now(),
+      duration_ms: 3,
+      result: { outcome: "delivered", http_status: 200 },
+    });
+    expect(recorded).toMatchObject({ status: "delivered", attempts_made: 1 });
+    expect(recording.take()).toEqual(["UPDATE", "store.outbox.recordAttempt"]);
+    expect((await direct.outbox.get(claimed!.delivery.delivery_id))?.attempts).toHaveLength(1);
+  });
+
+  // Only PostgreSQL has concurrent sessions; PGlite runs one statement at a time.
+  const postgresOnly = backend.name !== "postgres";
+
+  it.skipIf(postgresOnly)("E1: falls back to locks when a key is inserted after the statement's snapshot", async () => {
+    const holder = await database.connect();
+    const [orderKey] = idempotencyKeys({ ...scope, idempotency_key: null });
+    const result = await raceAgainstUncommitted(
+      holder,
+      database.db,
+      (tx) =>
+        tx.query(
+          `INSERT INTO idempotency_keys (key, request_hash, state, reservation_id, reserved_at)
+           VALUES ($1, 'h1', 'pending', gen_random_uuid(), $2)`,
+          [orderKey!.key, clock.now()],
+        ).then(() => undefined),
+      () => store.idempotency.reserve(scope, "h1"),
+    );
+    await holder.close();
+
+    expect(result).toEqual({ outcome: "in_progress" });
+    const sent = recording.take();
+    expect(sent.slice(0, 2)).toEqual(["store.idempotency.reserveOrRead", "BEGIN"]);
+    expect(sent.at(-1)).toBe("COMMIT");
+    // All or none: the Idempotency-Key was not kept.
+    expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, "h9")).outcome).toBe("reserved");
+  });
+
+  it.skipIf(postgresOnly)("E1: finds the payment on record when it is committed after the statement's snapshot", async () => {
+    const reserved = await direct.idempotency.reserve(scope, "h1");
+    if (reserved.outcome !== "reserved") throw new Error(reserved.outcome);
+    const recorded = newOrderPayment({ miniapp_order_id: "mo_1" });
+    const holder = await database.connect();
+    const result = await raceAgainstUncommitted(
+      holder,
+      database.db,
+      (tx) =>
+        tx.query(
+          `INSERT INTO order_payments (order_payment_id, app_id, client_id, amount_text, amount, currency, order_json,
+             payment_status, created_at, updated_at)
+           VALUES ($1, $2, $3, '1.00', 1.00, 'VND', '{}', 'in_process', $4, $4)`,
+          [recorded.order_payment_id, recorded.app_id, recorded.client_id, clock.now()],
+        ).then(() => undefined),
+      () => store.orderPayments.create({ ...recorded, amount: "99.00" }, reserved.reservation),
+    );
+    await holder.close();
+
+    expect(result).toMatchObject({ outcome: "already_exists", orderPayment: { amount: "1.00" } });
+    expect(recording.take()).toEqual(["store.orderPayments.create", "SELECT"]);
+    expect(await direct.idempotency.reserve(scope, "h1")).toEqual({ outcome: "done", order_payment_id: recorded.order_payment_id });
+  });
+});

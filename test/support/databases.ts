@@ -1,0 +1,143 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, beforeEach, describe } from "vitest";
+import { openPglite, openPostgres, quoteIdentifier, type Db } from "../../src/store/db.js";
+import { migrate } from "../../src/store/migrate.js";
+
+/** A database for one test file (or describe block), isolated from every other. */
+export interface TestDatabase {
+  /** Migrated unless opened with { migrate: false }. */
+  db: Db;
+  /** Another connection pool to the same data (PostgreSQL); PGlite has one session and shares it. */
+  connect(): Promise<Db>;
+  /** Empties every table the migrations created. */
+  truncate(): Promise<void>;
+  /** Closes every connection; on PostgreSQL also drops the schema. */
+  dispose(): Promise<void>;
+}
+
+export interface TestBackend {
+  name: "pglite" | "postgres";
+  /** True when the backend is not available here (PostgreSQL without DATABASE_URL). */
+  skip: boolean;
+  open(options?: { migrate?: boolean }): Promise<TestDatabase>;
+}
+
+const databaseUrl = process.env.DATABASE_URL;
+
+/**
+ * Timeout for a hook or test that opens a database: starting PGlite (WASM) takes seconds and
+ * far longer on a busy machine than vitest's defaults allow.
+ */
+export const openTimeoutMs = 60_000;
+
+/**
+ * Every backend the store runs on; PostgreSQL runs when DATABASE_URL is set. describeEachBackend
+ * runs a suite against each on a shared, emptied database; a suite that needs a database of
+ * its own per test opens it itself with `describe.skipIf(backend.skip)(backend.name, ...)`.
+ */
+export const backends: readonly TestBackend[] = [
+  { name: "pglite", skip: false, open: openPgliteTestDatabase },
+  { name: "postgres", skip: !databaseUrl, open: openPostgresTestDatabase },
+];
+
+/** A suite's database as its tests see it: usable from the suite's first test to its last. */
+export type SuiteDatabase = Pick<TestDatabase, "db" | "connect">;
+
+/**
+ * Defines the suite `name` once per backend, each on its own migrated database: opened before
+ * the first test, emptied before every test (before the suite's own beforeEach hooks run) and
+ * disposed after the last.
+ */
+export function describeEachBackend(
+  name: string,
+  defineTests: (database: SuiteDatabase, backend: TestBackend) => void,
+): void {
+  for (const backend of backends) {
+    describe.skipIf(backend.skip)(`${name} (${backend.name})`, () => {
+      let opened: TestDatabase | undefined;
+      const current = (): TestDatabase => {
+        if (!opened) throw new Error(`${name} (${backend.name}): the database is open only while the suite's tests run`);
+        return opened;
+      };
+
+      beforeAll(async () => {
+        opened = await backend.open();
+      }, openTimeoutMs);
+      afterAll(() => opened?.dispose(), openTimeoutMs);
+      beforeEach(() => current().truncate());
+
+      defineTests(
+        {
+          get db() {
+            return current().db;
+          },
+          connect: () => current().connect(),
+        },
+        backend,
+      );
+    });
+  }
+}
+
+async function truncateAll(db: Db): Promise<void> {
+  const tables = await db.query<{ tablename: string }>(
+    `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'`,
+  );
+  if (tables.length === 0) return;
+  await db.query(`TRUNCATE ${tables.map((t) => quoteIdentifier(t.tablename)).join(", ")} RESTART IDENTITY CASCADE`);
+}
+
+async function openPgliteTestDatabase({ migrate: migrated = true } = {}): Promise<TestDatabase> {
+  const db = await openPglite("memory://");
+  if (migrated) await migrate(db);
+  return {
+    db,
+    // The shared session must stay open until dispose() closes it.
+    connect: async () => ({ ...db, close: async () => {} }),
+    truncate: () => truncateAll(db),
+    dispose: () => db.close(),
+  };
+}
+
+/** A fresh schema per test database, so test files running in parallel never see each other. */
+async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Promise<TestDatabase> {
+  const url = databaseUrl!;
+  const schema = `test_${randomBytes(6).toString("hex")}`;
+  await withAdminClient(url, (client) => client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`));
+  const openPools = new Set<Db>();
+  const connect = async (): Promise<Db> => {
+    const db = await openPostgres(url, { schema, maxConnections: 4 });
+    openPools.add(db);
+    return {
+      ...db,
+      close: async () => {
+        if (openPools.delete(db)) await db.close();
+      },
+    };
+  };
+  const db = await connect();
+  if (migrated) await migrate(db);
+  return {
+    db,
+    connect,
+    truncate: () => truncateAll(db),
+    async dispose() {
+      // Drop the schema even when a pool fails to close, so no test leaves a schema behind.
+      const closed = await Promise.allSettled([...openPools].map((db) => db.close()));
+      await withAdminClient(url, (client) => client.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`));
+      const failure = closed.find((result) => result.status === "rejected");
+      if (failure) throw failure.reason;
+    },
+  };
+}
+
+async function withAdminClient(url: string, fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await fn(client);
+  } finally {
+    await client.end();
+  }
+}

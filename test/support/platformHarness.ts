@@ -1,0 +1,135 @@
+import { expect } from 'vitest';
+import { basicAuthorization, prefixedAuthorization } from '../../src/auth/credentials.js';
+import { signRequest } from '../../src/auth/signing.js';
+import { parseLossless } from '../../src/contract/json.js';
+import { check, operation } from '../../src/contract/operations.js';
+import { registryFrom, type RegistryFile } from '../../src/registry/loadRegistry.js';
+import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import type { Config } from '../../src/config.js';
+import { FakePartner } from './fakePartners.js';
+
+export const HOSTAPP = { id: 'ha_test', secret: 'hostapp-secret-1' };
+export const MINIAPP = { id: 'ma_test', secret: 'miniapp-secret-1' };
+export const ADMIN_TOKEN = 'admin-token-for-tests';
+
+export interface PlatformResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+/**
+ * A platform on a throw-away database with fake host app and miniapp servers registered as the
+ * test's partners. Every answer `call` gets is checked against the contract: the status must be
+ * one the operation documents and the body must match that status's schema. Error codes seen are
+ * collected so a test can prove every code of the catalogue is reachable.
+ */
+export class PlatformHarness {
+  hostapp = new FakePartner();
+  miniapp = new FakePartner();
+  running!: RunningPlatform;
+  readonly errorCodesSeen = new Set<string>();
+
+  async start(options: { registry?: (registry: RegistryFile) => void; config?: Partial<Config> } = {}): Promise<this> {
+    await Promise.all([this.hostapp.start(), this.miniapp.start()]);
+    const registry: RegistryFile = {
+      hostapps: [
+        {
+          client_id: HOSTAPP.id,
+          secret_key: HOSTAPP.secret,
+          token_prefix: 'Token',
+          use_access_token: false,
+          payment_status_method: 'POST',
+          features: { payments: true, event_bridge: true, event_receiver: true },
+          urls: {
+            create_order_payment: `${this.hostapp.url}/create-order-payment`,
+            get_payment_status: `${this.hostapp.url}/get-payment-status`,
+            events: `${this.hostapp.url}/events`,
+          },
+        },
+      ],
+      miniapps: [
+        {
+          app_id: MINIAPP.id,
+          secret_key: MINIAPP.secret,
+          hostapps: [HOSTAPP.id],
+          features: { payments: true, event_bridge: true, event_receiver: true },
+          urls: { complete_order: `${this.miniapp.url}/complete-order`, events: `${this.miniapp.url}/events` },
+        },
+      ],
+    };
+    options.registry?.(registry);
+    this.running = await startPlatform({
+      registry: registryFrom(structuredClone(registry)),
+      // A throw-away in-memory database per harness, even where DATABASE_URL is set.
+      config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', adminToken: ADMIN_TOKEN, worker: { pollMs: 50, batchSize: 50, leaseMs: 60_000, enabled: true }, ...options.config },
+    });
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await this.running?.close();
+    await Promise.all([this.hostapp.stop(), this.miniapp.stop()]);
+  }
+
+  miniappAuth(secret = MINIAPP.secret): string {
+    return basicAuthorization(MINIAPP.id, secret);
+  }
+
+  hostappBasic(secret = HOSTAPP.secret): string {
+    return basicAuthorization(HOSTAPP.id, secret);
+  }
+
+  hostappToken(secret = HOSTAPP.secret, prefix = 'Token'): string {
+    return prefixedAuthorization(prefix, HOSTAPP.id, secret);
+  }
+
+  /**
+   * Calls a platform operation with a raw JSON text body (so numbers are sent exactly as
+   * written) and checks the answer against the contract.
+   */
+  async call(
+    operationId: string,
+    body: string | object | undefined,
+    options: { authorization?: string; headers?: Record<string, string>; path?: string; method?: string; sign?: string[] } = {},
+  ): Promise<PlatformResponse> {
+    const op = operation(operationId);
+    const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const headers: Record<string, string> = { ...(text !== undefined && { 'content-type': 'application/json' }), ...options.headers };
+    if (options.authorization) headers.authorization = options.authorization;
+    if (options.sign) Object.assign(headers, signRequest(text ?? '', options.sign));
+    const response = await fetch(this.running.url + (options.path ?? op.path), { method: options.method ?? op.method, headers, body: text });
+    const responseText = await response.text();
+    const result: PlatformResponse = { status: response.status, headers: response.headers, text: responseText, body: undefined };
+    const documented = op.responses.get(String(response.status));
+    const isHttpLevel = [404, 405].includes(response.status) && options.path !== undefined;
+    expect(documented !== undefined || isHttpLevel, `${operationId} answered undocumented status ${response.status}: ${responseText}`).toBe(true);
+    if (documented?.contentType === 'application/json' || isHttpLevel) {
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const validate = documented?.validate ?? operation('createOrderPayment').responses.get('400')!.validate!;
+      const verdict = check(validate, parseLossless(responseText));
+      // Tests compare plain values; exact digits are asserted on `text`.
+      result.body = JSON.parse(responseText);
+      expect(verdict.valid, `${operationId} ${response.status} body breaks the contract: ${verdict.valid ? '' : verdict.message}: ${responseText}`).toBe(true);
+      const code = (result.body as { error_code?: string }).error_code;
+      if (code && response.status >= 400) this.errorCodesSeen.add(code);
+    }
+    return result;
+  }
+
+  /** Waits until `predicate` holds, polling; fails with `what` after `timeoutMs`. */
+  async eventually<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value) return value as T;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
+
+export function e1Body(order: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { app_id: MINIAPP.id, client_id: HOSTAPP.id, order: { currency: 'VND', amount: '125000.00', miniapp_order_id: `ORD-${Math.random().toString(36).slice(2)}`, ...order }, ...extra };
+}
