@@ -48,7 +48,10 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   };
   worker = new DeliveryWorker(platform);
   const server = createServer(createApp(platform));
-  server.keepAliveTimeout = 5_000;
+  // Longer than the 60 s idle time-out of common load balancers, so a proxy never reuses a
+  // connection the platform is closing at that instant (ADR 0010).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

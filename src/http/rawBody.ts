@@ -52,19 +52,63 @@ export function containsNul(value: unknown): boolean {
   return false;
 }
 
-async function readLimited(req: Request): Promise<Buffer> {
+/**
+ * How much of a refused body the platform still reads and throws away, and for how long: a client
+ * that writes its whole body before reading reads the 413 only if the connection stays open
+ * until it has finished writing. Past either bound the connection is closed (ADR 0010).
+ */
+export const DISCARD_LIMIT_BYTES = 16 * BODY_LIMIT_BYTES;
+const DISCARD_TIME_MS = 10_000;
+
+function readLimited(req: Request): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) return Promise.reject(tooLarge(req));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) {
+        stop();
+        reject(tooLarge(req));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }
 
-function tooLarge(): ApiError {
+function tooLarge(req: Request): ApiError {
+  discardRest(req);
   return new ApiError('PAYLOAD_TOO_LARGE', `the body is larger than ${BODY_LIMIT_BYTES / 1024 / 1024} MiB`);
+}
+
+/** Reads what is left of a refused body into nothing, within the bounds above. */
+function discardRest(req: Request): void {
+  if (req.complete) return;
+  let discarded = 0;
+  const close = () => req.socket.destroy();
+  const timer = setTimeout(close, DISCARD_TIME_MS).unref();
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_LIMIT_BYTES) close();
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
 }

@@ -23,7 +23,6 @@ export function sendError(res: Response, error: unknown, op: OperationContract |
     res.destroy();
     return;
   }
-  if (apiError.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
   if (apiError.code === 'UNKNOWN_ERROR' && status === 503) res.setHeader('Retry-After', '1');
   const body: ErrorBody = { error_code: apiError.code, error_message: apiError.message };
   sendReply(res, { status, body, headers: apiError.headers });
