@@ -5,6 +5,7 @@ import { configFromEnv, type Config } from './config.js';
 import { contractOperations } from './contract/operations.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createApp } from './http/app.js';
+import { trackConnections } from './http/connections.js';
 import { RateLimiter } from './http/rateLimiter.js';
 import { createMetrics } from './observability/metrics.js';
 import type { Platform } from './platform.js';
@@ -52,6 +53,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   // connection the platform is closing at that instant (ADR 0010).
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  const connections = trackConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -66,7 +68,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     (closing ??= (async () => {
       platform.accepting = false;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      connections.closeWhenIdle();
       const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
