@@ -1,4 +1,6 @@
+import { Agent, request } from 'node:http';
 import autocannon from 'autocannon';
+import { percentile } from './flows.js';
 
 export interface LoadOptions {
   url: string;
@@ -8,8 +10,6 @@ export interface LoadOptions {
   body?: string;
   connections: number;
   durationSeconds: number;
-  /** Requests per second across all connections; unset means as fast as the server answers. */
-  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -31,7 +31,6 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     idReplacement: options.body?.includes('[<id>]') ?? false,
     connections: options.connections,
     duration: options.durationSeconds,
-    overallRate: options.overallRate,
     timeout: 20,
   });
   return {
@@ -41,4 +40,62 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     requests: result.requests.total,
     failures: result.non2xx + result.errors + result.timeouts,
   };
+}
+
+/**
+ * Open-loop load at a steady rate: one request every 1/rate s, at most `connections` in flight.
+ * autocannon's `overallRate` cannot measure latency: each connection sends its whole quota at
+ * the start of every second, so the server sees a burst per second and the p99 is queueing.
+ * Latency counts from each request's scheduled start, so a stall is charged to every request it
+ * delays (no coordinated omission).
+ */
+export async function paced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const interval = 1000 / options.rate;
+  const total = Math.round(options.rate * options.durationSeconds);
+  const latencies: number[] = [];
+  let failures = 0;
+  const inFlight: Array<Promise<void>> = [];
+  const started = performance.now();
+  for (let index = 0; index < total; index++) {
+    const due = started + index * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const body = options.body?.replaceAll('[<id>]', `p${index}-${started.toFixed(0)}`);
+    inFlight.push(
+      send(agent, options, body).then(
+        (ok) => {
+          latencies.push(performance.now() - due);
+          if (!ok) failures++;
+        },
+        () => {
+          failures++;
+        },
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  return {
+    requestsPerSecond: latencies.length / elapsedSeconds,
+    latencyP50Ms: percentile(latencies, 50),
+    latencyP99Ms: percentile(latencies, 99),
+    requests: latencies.length,
+    failures,
+  };
+}
+
+/** One request; resolves whether it was answered 2xx. */
+function send(agent: Agent, options: LoadOptions, body: string | undefined): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(options.url, { method: options.method ?? 'POST', headers: options.headers, agent, timeout: 20_000 }, (response) => {
+      response.resume();
+      response.on('end', () => resolve((response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300));
+      response.on('error', reject);
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error('timed out')));
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
 }

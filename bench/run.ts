@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeMiniapp } from './fakes/miniapp.js';
 import { completeOrders, createOrders, percentile, waitUntil } from './flows.js';
-import { load, type LoadResult } from './load.js';
+import { load, paced, type LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
 import { openBenchDatabase } from './postgres.js';
 import { markdown, type BenchResults, type ContenderResult, type Target } from './report.js';
@@ -72,8 +72,8 @@ async function measure(url: string, headers: Record<string, string>, body: strin
   const base = { url, headers, body, connections: settings.connections };
   await load({ ...base, durationSeconds: settings.warmupSeconds });
   const saturated = await load({ ...base, durationSeconds: settings.durationSeconds });
-  const paced = await load({ ...base, durationSeconds: settings.pacedSeconds, overallRate: settings.pacedRate });
-  return { saturated, paced };
+  const steady = await paced({ ...base, durationSeconds: settings.pacedSeconds, rate: settings.pacedRate });
+  return { saturated, paced: steady };
 }
 
 async function contender(name: string, server: ChildServer, note?: string): Promise<ContenderResult> {
@@ -209,7 +209,7 @@ async function main(): Promise<BenchResults> {
   if (build) notes.push(`npm run build: ${build.value.toFixed(1)} s (${build.source}).`);
   notes.push(
     'Every contender runs in its own Node process (`node --import tsx`), as does the fake host app; autocannon and the fake miniapp run in the benchmark process. Peak RSS is the process\'s VmHWM.',
-    `"paced p99" is the p99 at ${settings.connections} connections offered ${settings.pacedRate} req/s in all: latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
+    `"paced p99" is the p99 of ${settings.pacedRate} req/s sent at even intervals (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
     `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
     `E6 latency: from E5's answer to the E6's arrival at the fake miniapp server (${e6?.latencyCount ?? 0} first attempts, E5s 8 at a time). E6 throughput: ${e6?.drainCount ?? 0} deliveries queued with the worker off, then one instance started; first to last arrival. Duplicate deliveries seen: ${e6?.duplicates ?? 'n/a'}.`,
     `Ready: spawn → first /readyz 200 on an existing database, ${ready.via}; runs: PGlite ${ready.pgliteMs.map((ms) => ms.toFixed(0)).join(', ')} ms${ready.postgresMs ? `; PostgreSQL ${ready.postgresMs.map((ms) => ms.toFixed(0)).join(', ')} ms` : ''}.`,
