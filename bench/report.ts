@@ -24,7 +24,8 @@ export interface BenchResults {
   direct: { saturated: LoadResult; paced: LoadResult };
   contenders: ContenderResult[];
   e6?: { latencyP50Ms: number; latencyP99Ms: number; latencyCount: number; callbacksPerSecond: number; drainCount: number; drainMs: number; duplicates: number };
-  ready: { pgliteMs: number[]; postgresMs?: number[]; via: string };
+  /** Measured on the compiled entry (`via`); `tsx` holds the same through node --import tsx. */
+  ready: { pgliteMs: number[]; postgresMs?: number[]; via: string; tsx: { pgliteMs: number[]; postgresMs?: number[] } };
   buildSeconds?: { value: number; source: string };
   targets: Target[];
   notes: string[];

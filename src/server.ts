@@ -34,8 +34,15 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const log = options.log ?? createLogger(config.logLevel);
   const registry = options.registry ?? (config.registryPath ? loadRegistry(config.registryPath) : undefined);
   if (!registry) throw new Error('no partner registry: set MINIBRIDGE_REGISTRY to a registry file');
-  contractOperations();
-  const store = await openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
+  // The database opens (PGlite boots, PostgreSQL connects) while the contract is read.
+  const opening = openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
+  try {
+    contractOperations();
+  } catch (error) {
+    await opening.then((store) => store.close(), () => undefined);
+    throw error;
+  }
+  const store = await opening;
   let worker: DeliveryWorker | undefined;
   const platform: Platform = {
     config,
