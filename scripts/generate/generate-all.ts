@@ -8,6 +8,7 @@ import { generatedReadme } from './generated-readme.js';
 import { renderLandingPage } from './landing/landing-page.js';
 import { bundleOpenApi, bundlePath } from './openapi-bundles.js';
 import { generateRegistryTypes } from './registry-types.js';
+import { generateRegistryValidator } from './registry-validator.js';
 import { generateApiTypes } from './typescript-types.js';
 
 /**
@@ -20,6 +21,6 @@ export async function generateAll(outRoot: string): Promise<void> {
   await writeFile(path.join(outRoot, 'README.md'), generatedReadme);
   await Promise.all([bundleOpenApi(apis, outRoot), buildApiReferencePages(apis, outRoot)]);
   const landingPage = renderLandingPage({ apis, bundleJsonPath: (api) => bundlePath(outRoot, api, 'json'), errorCodesApi: 'platform' });
-  const [html] = await Promise.all([landingPage, generateApiTypes(apis, outRoot), generateRegistryTypes(outRoot), buildSdk(outRoot)]);
+  const [html] = await Promise.all([landingPage, generateApiTypes(apis, outRoot), generateRegistryTypes(outRoot), generateRegistryValidator(outRoot), buildSdk(outRoot)]);
   await writeFile(path.join(outRoot, artefactDirs.docs, 'index.html'), html);
 }

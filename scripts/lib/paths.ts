@@ -10,4 +10,4 @@ export const baselineDir = path.join(repoRoot, 'openapi', 'baseline');
 export const screenshotsDir = path.join(repoRoot, 'docs', 'screenshots');
 
 /** Where a generated tree keeps each kind of artefact (relative to the tree's root). */
-export const artefactDirs = { openapi: 'openapi', docs: 'docs', types: 'types' } as const;
+export const artefactDirs = { openapi: 'openapi', docs: 'docs', types: 'types', validators: 'validators' } as const;

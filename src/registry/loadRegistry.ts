@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { parse as parseYaml } from 'yaml';
+import type { ValidateFunction } from 'ajv';
 import type { components } from '../../generated/types/registry.js';
-import { packageRoot } from '../contract/documents.js';
+import validateRegistryModule from '../../generated/validators/registry.js';
 import { explain } from '../contract/operations.js';
 import { Registry } from './registry.js';
 import { RegistryError } from './registryError.js';
@@ -29,8 +27,7 @@ export function loadRegistry(path: string, env: NodeJS.ProcessEnv = process.env)
 }
 
 export function registryFrom(raw: unknown, env: NodeJS.ProcessEnv = process.env, source = 'registry'): Registry {
-  const validate = compileRegistrySchema();
-  if (!validate(raw)) throw new RegistryError(`${source}: ${explain(validate.errors ?? [])}`);
+  if (!validateRegistry(raw)) throw new RegistryError(`${source}: ${explain(validateRegistry.errors ?? [])}`);
   const file = raw as RegistryFile;
   const secret = (value: Secret, where: string): string => {
     if (typeof value === 'string') return value;
@@ -41,12 +38,8 @@ export function registryFrom(raw: unknown, env: NodeJS.ProcessEnv = process.env,
   return new Registry(file, secret, source);
 }
 
-let compiled: ReturnType<Ajv2020['compile']> | undefined;
-
-function compileRegistrySchema() {
-  if (!compiled) {
-    const schema = parseYaml(readFileSync(join(packageRoot(), 'openapi', 'registry.schema.yaml'), 'utf8'));
-    compiled = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, useDefaults: true }).compile(schema);
-  }
-  return compiled;
-}
+/**
+ * Compiled from openapi/registry.schema.yaml at build time (scripts/generate/registry-validator.ts,
+ * registryAjvOptions): every error at once, defaults filled in.
+ */
+const validateRegistry = validateRegistryModule as ValidateFunction<RegistryFile>;
