@@ -33,6 +33,10 @@ export async function loadMigrations(dir = defaultMigrationsDir): Promise<Migrat
  */
 export async function migrate(db: Db, dir = defaultMigrationsDir): Promise<string[]> {
   const migrations = await loadMigrations(dir);
+  // The usual start: everything applied. One read, no lock and no DDL, so nothing is written
+  // (on PGlite the locked DDL transaction alone took ~140 ms of a 1 s start).
+  const applied = await appliedVersions(db);
+  if (applied && migrations.every((migration) => applied.has(migration.version))) return [];
   return db.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('minibridge.migrate:' || current_schema()))");
     await tx.exec(
@@ -55,4 +59,14 @@ export async function migrate(db: Db, dir = defaultMigrationsDir): Promise<strin
     }
     return pending.map((migration) => migration.version);
   });
+}
+
+/** The versions recorded in schema_migrations, or undefined before the table exists. */
+async function appliedVersions(db: Db): Promise<Set<string> | undefined> {
+  try {
+    return new Set((await db.query<{ version: string }>("SELECT version FROM schema_migrations")).map((row) => row.version));
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "42P01") return undefined;
+    throw error;
+  }
 }
