@@ -4,11 +4,12 @@
  * platform wired to them with embedded PGlite, ready for curl. SIGTERM/SIGINT close everything
  * gracefully and exit 0.
  */
+// Only what opens the database is imported up front: PGlite boots (about half a second, much of
+// it compiling WebAssembly off the main thread) while the rest of the code loads.
 import { configFromEnv } from './config.js';
-import { registryFrom } from './registry/loadRegistry.js';
-import { magicAmountsLines } from './sandbox/magicAmounts.js';
-import { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, SANDBOX_HOSTAPP, SANDBOX_MINIAPP, startSandbox, type RunningSandbox } from './sandbox/startSandbox.js';
-import { createLogger, startPlatform, type RunningPlatform } from './server.js';
+import type { RunningSandbox } from './sandbox/startSandbox.js';
+import type { RunningPlatform } from './server.js';
+import { openStore } from './store/index.js';
 
 /** The admin token of sandbox mode when MINIBRIDGE_ADMIN_TOKEN is not set: sandbox-only, public. */
 const SANDBOX_ADMIN_TOKEN = 'sandbox-admin-token';
@@ -26,11 +27,20 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  const database = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
+  const store = openStore({ databaseUrl: database.databaseUrl, pgliteDataDir: database.dataDir });
+  // A failure is reported where startPlatform awaits it.
+  store.catch(() => undefined);
+  const { createLogger, startPlatform } = await import('./server.js');
+
   if (!sandboxMode) {
-    const platform = await startPlatform();
+    const platform = await startPlatform({ store });
     closers.push(platform.close);
     return;
   }
+
+  const [{ registryFrom }, sandboxModule] = await Promise.all([import('./registry/loadRegistry.js'), import('./sandbox/startSandbox.js')]);
+  const { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, startSandbox } = sandboxModule;
 
   const config = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
   config.adminToken ??= SANDBOX_ADMIN_TOKEN;
@@ -46,17 +56,26 @@ async function main(): Promise<void> {
   });
   let platform: RunningPlatform;
   try {
-    platform = await startPlatform({ registry: registryFrom(sandbox.registry, env, 'sandbox registry'), config, log });
+    platform = await startPlatform({ registry: registryFrom(sandbox.registry, env, 'sandbox registry'), config, log, store });
   } catch (error) {
     await sandbox.close();
     throw error;
   }
   platformUrl = platform.url;
   closers.push(platform.close, sandbox.close);
-  process.stdout.write(banner(platform.url, sandbox, config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite at ${config.dataDir}`, config.adminToken));
+  const { magicAmountsLines } = await import('./sandbox/magicAmounts.js');
+  const described = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite at ${config.dataDir}`;
+  process.stdout.write(banner(platform.url, sandbox, described, config.adminToken, sandboxModule, magicAmountsLines()));
 }
 
-function banner(platformUrl: string, sandbox: RunningSandbox, database: string, adminToken: string): string {
+function banner(
+  platformUrl: string,
+  sandbox: RunningSandbox,
+  database: string,
+  adminToken: string,
+  { SANDBOX_HOSTAPP, SANDBOX_MINIAPP }: typeof import('./sandbox/startSandbox.js'),
+  magicAmounts: string,
+): string {
   const e1 = JSON.stringify({
     app_id: SANDBOX_MINIAPP.appId,
     client_id: SANDBOX_HOSTAPP.clientId,
@@ -77,7 +96,7 @@ See what the miniapp received:
   curl -s ${sandbox.miniappUrl}/sandbox/received
 
 Magic amounts (order.amount):
-${magicAmountsLines()}
+${magicAmounts}
 
 `;
 }

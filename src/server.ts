@@ -11,7 +11,7 @@ import { createMetrics } from './observability/metrics.js';
 import type { Platform } from './platform.js';
 import { loadRegistry } from './registry/loadRegistry.js';
 import type { Registry } from './registry/registry.js';
-import { openStore } from './store/index.js';
+import { openStore, type Store } from './store/index.js';
 
 export interface RunningPlatform {
   url: string;
@@ -26,17 +26,22 @@ export interface StartOptions {
   /** A registry object instead of the file at config.registryPath. */
   registry?: Registry;
   log?: Logger;
+  /**
+   * The store, already being opened by the caller (`npm start` opens it first so PGlite boots
+   * while the code loads); by default it is opened here from config. Closed if start-up fails.
+   */
+  store?: Promise<Store>;
 }
 
 /** Starts a platform instance: database migrated, contract compiled, HTTP listening, E6 worker running. */
 export async function startPlatform(options: StartOptions = {}): Promise<RunningPlatform> {
   const config: Config = { ...configFromEnv(), ...options.config };
   const log = options.log ?? createLogger(config.logLevel);
-  const registry = options.registry ?? (config.registryPath ? loadRegistry(config.registryPath) : undefined);
-  if (!registry) throw new Error('no partner registry: set MINIBRIDGE_REGISTRY to a registry file');
-  // The database opens (PGlite boots, PostgreSQL connects) while the contract is read.
-  const opening = openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
+  // The database opens (PGlite boots, PostgreSQL connects) while the registry and the contract are read.
+  const opening = options.store ?? openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
+  let registry: Registry;
   try {
+    registry = options.registry ?? loadConfiguredRegistry(config);
     contractOperations();
   } catch (error) {
     await opening.then((store) => store.close(), () => undefined);
@@ -84,6 +89,11 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       log.info('minibridge platform stopped');
     })());
   return { url, platform, server, close };
+}
+
+function loadConfiguredRegistry(config: Config): Registry {
+  if (!config.registryPath) throw new Error('no partner registry: set MINIBRIDGE_REGISTRY to a registry file');
+  return loadRegistry(config.registryPath);
 }
 
 export function createLogger(level: string): Logger {
