@@ -248,7 +248,7 @@ async function main(): Promise<BenchResults> {
     `"paced p99" is the p99 of ${settings.pacedRate} req/s sent at even intervals (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
     `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
     `E6 latency: from E5's answer to the E6's arrival at the fake miniapp server (${e6?.latencyCount ?? 0} first attempts, E5s 8 at a time). E6 throughput: ${e6?.drainCount ?? 0} deliveries queued with the worker off, then one instance started; first to last arrival. Duplicate deliveries seen: ${e6?.duplicates ?? 'n/a'}.`,
-    `Ready: spawn → first /readyz 200 on an existing database, ${ready.via}; runs: ${readyRuns(ready)}. The same through \`node --import tsx\` (TypeScript compiled on the fly, as \`npm start\` does): ${readyRuns(ready.tsx)}.`,
+    `Ready: spawn → first /readyz 200 on an existing database, ${ready.via}; runs: ${readyRuns(ready)}. The same through \`node --import tsx\` (TypeScript compiled on the fly, through \`test/resilience/platform-process.ts\`, which does not open the database ahead of loading the code as \`src/main.ts\` does): ${readyRuns(ready.tsx)}.`,
   );
   return results;
 }
