@@ -20,10 +20,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { _, type KeywordCxt } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import { build, type Plugin } from 'esbuild';
 import { parse } from 'yaml';
 import { runOpenapiTypescript } from './generate/typescript-types.js';
+import { standaloneModule } from './lib/ajv-standalone.js';
 import { generatedDir, repoRoot } from './lib/paths.js';
 
 export const bridgeSchemaPath = path.join(repoRoot, 'openapi', 'bridge.schema.yaml');
@@ -121,8 +121,6 @@ function decimalKeyword(cxt: KeywordCxt): void {
   cxt.fail(_`(typeof ${data} == "string" || typeof ${data} == "number") && ${check}(String(${data}), ${cxt.schema}) !== undefined`);
 }
 
-const standaloneCode = ((standaloneCodeModule as unknown as { default?: unknown }).default ?? standaloneCodeModule) as (ajv: Ajv2020, refs: Record<string, string>) => string;
-
 async function validatorsModule(schema: JsonObject): Promise<string> {
   const ajv = new Ajv2020({
     strict: true,
@@ -138,22 +136,13 @@ async function validatorsModule(schema: JsonObject): Promise<string> {
   ajv.addSchema(schema);
   const id = schema.$id as string;
   const refs = Object.fromEntries(VALIDATED_DEFINITIONS.map((name) => [name, `${id}#/$defs/${name}`]));
-  const source = `import { decimalViolation } from ${JSON.stringify(decimalModule)};\n${standaloneCode(ajv, refs)}`;
-  // ajv's standalone code require()s its runtime helpers (e.g. ucs2length for maxLength); bundle
-  // them in so the SDK needs no ajv at run time. The contract's decimal rule stays an import.
-  const bundled = await build({
-    stdin: { contents: source, resolveDir: repoRoot, sourcefile: 'bridge-validators.js', loader: 'js' },
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2020',
-    charset: 'utf8',
-    legalComments: 'none',
+  // The contract's decimal rule stays an import.
+  const code = await standaloneModule(ajv, refs, {
+    sourcefile: 'bridge-validators.js',
+    prelude: `import { decimalViolation } from ${JSON.stringify(decimalModule)};\n`,
     plugins: [externalAs(/src\/contract\/decimal\.ts$/, '../../src/contract/decimal.js')],
-    logLevel: 'silent',
   });
-  return `// @ts-nocheck -- ajv standalone output; src/sdk/validation.ts gives it its types.\n// ${GENERATED_NOTE}\n${bundled.outputFiles[0].text}`;
+  return `// @ts-nocheck -- ajv standalone output; src/sdk/validation.ts gives it its types.\n// ${GENERATED_NOTE}\n${code}`;
 }
 
 /** Marks imports matching filter as external, written as `as` in the output. */
