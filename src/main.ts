@@ -27,8 +27,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  const database = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
-  const store = openStore({ databaseUrl: database.databaseUrl, pgliteDataDir: database.dataDir });
+  // Without the registry path: the sandbox's own configuration, and the database settings of both modes.
+  const config = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
+  const store = openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
   // A failure is reported where startPlatform awaits it.
   store.catch(() => undefined);
   const { createLogger, startPlatform } = await import('./server.js');
@@ -42,7 +43,6 @@ async function main(): Promise<void> {
   const [{ registryFrom }, sandboxModule] = await Promise.all([import('./registry/loadRegistry.js'), import('./sandbox/startSandbox.js')]);
   const { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, startSandbox } = sandboxModule;
 
-  const config = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
   config.adminToken ??= SANDBOX_ADMIN_TOKEN;
   const log = createLogger(config.logLevel);
   let platformUrl: string | undefined;
