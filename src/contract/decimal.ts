@@ -20,14 +20,14 @@ export function decimalViolation(text: string, rule: DecimalRule): string | unde
   const match = DECIMAL_TEXT.exec(text);
   if (!match) return 'must be a plain decimal number (digits, an optional point, no exponent)';
   const [, sign, integer, fraction = ''] = match;
-  // A range that admits no negative value admits no sign either: `-0` and `-0.00` are refused as
-  // the string "-0" always was, however they are written (ADR 0015).
-  if (sign && rule.minimum !== undefined && !rule.minimum.startsWith('-')) return 'must be written without a sign';
   if (fraction.length > rule.scale || integer.length + fraction.length > rule.precision) {
     return `must have at most ${rule.precision} digits and at most ${rule.scale} after the decimal point`;
   }
   if (rule.minimum !== undefined && compareDecimals(text, rule.minimum) < 0) return `must be at least ${rule.minimum}`;
   if (rule.maximum !== undefined && compareDecimals(text, rule.maximum) > 0) return `must be at most ${rule.maximum}`;
+  // What is left with a sign is a negative zero. A range that admits no negative value admits no
+  // sign either: `-0` and `-0.00` are refused as the string "-0" always was (ADR 0015).
+  if (sign && rule.minimum !== undefined && !rule.minimum.startsWith('-')) return 'must be written without a sign';
   return undefined;
 }
 

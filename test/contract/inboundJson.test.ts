@@ -58,7 +58,8 @@ describe('the inbound JSON reader (ADR 0015)', () => {
 
   test('a signed amount is refused as a number as it is as a string; odd numbers are contract errors', () => {
     const rule = { precision: 20, scale: 2, minimum: '0' };
-    for (const text of ['-0', '-0.00', '-0.0', '-1']) expect(decimalViolation(text, rule)).toBe('must be written without a sign');
+    for (const text of ['-0', '-0.00', '-0.0']) expect(decimalViolation(text, rule)).toBe('must be written without a sign');
+    expect(decimalViolation('-1', rule)).toBe('must be at least 0');
     for (const text of ['-0e0', '1e400', '1E2', '0.1e1']) expect(decimalViolation(text, rule)).toMatch(/no exponent/);
     expect(decimalViolation(`1${'0'.repeat(1000)}`, rule)).toMatch(/at most 20 digits/);
     // Signed ranges (latitude) keep their sign.
