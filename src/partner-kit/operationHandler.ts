@@ -123,6 +123,11 @@ async function readAuthenticatedRequest(req: Request, binding: OperationBinding)
   let input: unknown;
   const query = new URLSearchParams(fromQuery ? rawBody : '');
   if (fromQuery) {
+    // The same rules as for a body (ADR 0015): each name once, never `__proto__`.
+    const names = [...query.keys()];
+    const repeated = names.find((name, index) => names.indexOf(name) !== index);
+    if (repeated !== undefined) throw new Refusal('invalidRequest', `query parameter ${repeated} must be given once`);
+    if (names.includes('__proto__')) throw new Refusal('invalidRequest', 'a query parameter named __proto__ is not accepted');
     input = Object.fromEntries(query);
   } else {
     // The platform's own reader (ADR 0015): same refusals, same own-property objects.
