@@ -16,6 +16,8 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number };
   worker: { pollMs: number; batchSize: number; leaseMs: number; enabled: boolean };
   shutdownGraceMs: number;
+  /** How long a client may take to send a whole request, headers and body (ADR 0015). */
+  requestTimeoutMs: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
@@ -36,6 +38,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: env.MINIBRIDGE_WORKER !== 'off',
     },
     shutdownGraceMs: integer(env.MINIBRIDGE_SHUTDOWN_GRACE_MS, 10_000),
+    requestTimeoutMs: integer(env.MINIBRIDGE_REQUEST_TIMEOUT_MS, 30_000),
   };
 }
 

@@ -45,6 +45,14 @@ async function main(): Promise<void> {
 
   config.adminToken ??= SANDBOX_ADMIN_TOKEN;
   const log = createLogger(config.logLevel);
+  // The sandbox's secrets and admin token are published in the README: it listens on loopback
+  // unless HOST says otherwise (ADR 0015), and says which at start-up.
+  config.host = sandboxHost(env.HOST);
+  if (isLoopback(config.host)) {
+    log.info({ host: config.host }, `sandbox mode listens on ${config.host} only (loopback); set HOST to listen elsewhere`);
+  } else {
+    log.warn({ host: config.host }, `sandbox mode listens on ${config.host} (HOST): anyone who can reach this machine can use its published secrets and admin token`);
+  }
   let platformUrl: string | undefined;
   const sandbox = await startSandbox({
     platformUrl: () => platformUrl ?? `http://127.0.0.1:${config.port}`,
@@ -99,6 +107,15 @@ Magic amounts (order.amount):
 ${magicAmounts}
 
 `;
+}
+
+/** Where the sandbox listens: HOST when given, else loopback. */
+function sandboxHost(host: string | undefined): string {
+  return host === undefined || host === '' ? '127.0.0.1' : host;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
 function port(value: string | undefined, fallback: number): number {

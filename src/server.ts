@@ -5,6 +5,7 @@ import { configFromEnv, type Config } from './config.js';
 import { contractOperations } from './contract/operations.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createApp } from './http/app.js';
+import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
 import { RateLimiter } from './http/rateLimiter.js';
 import { createMetrics } from './observability/metrics.js';
@@ -60,11 +61,20 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     accepting: true,
   };
   worker = new DeliveryWorker(platform);
-  const server = createServer(createApp(platform));
+  const server = createServer(
+    {
+      // A request (headers and body) must arrive in full within the time-out: a client that
+      // trickles its body is cut with a 408 (ADR 0015). Node checks at this interval.
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(config.requestTimeoutMs / 4, 50)),
+    },
+    createApp(platform),
+  );
   // Longer than the 60 s idle time-out of common load balancers, so a proxy never reuses a
   // connection the platform is closing at that instant (ADR 0010).
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  answerClientErrors(server, log);
   const connections = trackConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

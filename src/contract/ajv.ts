@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import type { SchemaValidateFunction } from 'ajv/dist/types/index.js';
 import addFormatsModule from 'ajv-formats';
-import { decimalViolation, type DecimalRule } from './decimal.js';
+import { decimalViolation, INTEGER_TEXT, type DecimalRule } from './decimal.js';
 import type { JsonObject, OpenApiDocument } from './documents.js';
 import { numberSource } from './json.js';
 
@@ -11,9 +11,13 @@ import { numberSource } from './json.js';
  * digit counts and ranges on the exact text the sender wrote.
  */
 export function createAjv(documents: OpenApiDocument[]): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, allowUnionTypes: true });
+  // ownProperties: `required` and the property loops look at own members only, never at what a
+  // plain object inherits (ADR 0015). verbose: errors carry their schema, so a refusal message
+  // can say which value a `not` rule refuses (explain.ts).
+  const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, allowUnionTypes: true, ownProperties: true, verbose: true });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-decimal', schemaType: 'object', errors: true, validate: validateDecimal });
+  ajv.addKeyword({ keyword: INTEGER_KEYWORD, schemaType: 'boolean', errors: true, validate: validateIntegerText });
   const annotations = new Set<string>(['example']);
   for (const document of documents) collectExtensions(document.components?.schemas, annotations);
   annotations.delete('x-decimal');
@@ -32,6 +36,22 @@ const validateDecimal: SchemaValidateFunction = function validateDecimal(rule: D
   const violation = decimalViolation(text, rule);
   if (violation === undefined) return true;
   (validateDecimal as { errors?: Partial<ErrorObject>[] }).errors = [{ keyword: 'x-decimal', message: violation, params: { rule } }];
+  return false;
+};
+
+/**
+ * Added by the compiler beside every `type: integer` of the contract (operations.ts): JSON Schema
+ * counts `1.0`, `1E2` and `1e400` as numbers that may be integers once read as floats, but a
+ * partner's integer parser may not, so the platform takes an integer only as the digits it
+ * would forward (ADR 0015).
+ */
+export const INTEGER_KEYWORD = 'x-integer-text';
+
+const validateIntegerText: SchemaValidateFunction = function validateIntegerText(_rule: boolean, data: unknown, _parentSchema, dataCxt): boolean {
+  if (typeof data !== 'number') return true;
+  const text = numberSource(dataCxt?.parentData, dataCxt?.parentDataProperty, data);
+  if (INTEGER_TEXT.test(text)) return true;
+  (validateIntegerText as { errors?: Partial<ErrorObject>[] }).errors = [{ keyword: INTEGER_KEYWORD, message: 'must be a whole number written in digits only (no point, no exponent)', params: {} }];
   return false;
 };
 

@@ -8,16 +8,26 @@ export interface DecimalRule {
 
 const DECIMAL_TEXT = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?$/;
 
-/** Why `text` breaks `rule`, or undefined when it does not. `text` is the value as sent. */
+/** A whole number as the contract's integers are written: digits only, no point, no exponent. */
+export const INTEGER_TEXT = /^-?(?:0|[1-9]\d*)$/;
+
+/**
+ * Why `text` breaks `rule`, or undefined when it does not. `text` is the value as sent: a JSON
+ * string's content or a JSON number's source text, judged alike, so `"-0"` and `-0`, `"1e2"` and
+ * `1E2` get the same answer.
+ */
 export function decimalViolation(text: string, rule: DecimalRule): string | undefined {
   const match = DECIMAL_TEXT.exec(text);
   if (!match) return 'must be a plain decimal number (digits, an optional point, no exponent)';
-  const [, , integer, fraction = ''] = match;
+  const [, sign, integer, fraction = ''] = match;
   if (fraction.length > rule.scale || integer.length + fraction.length > rule.precision) {
     return `must have at most ${rule.precision} digits and at most ${rule.scale} after the decimal point`;
   }
   if (rule.minimum !== undefined && compareDecimals(text, rule.minimum) < 0) return `must be at least ${rule.minimum}`;
   if (rule.maximum !== undefined && compareDecimals(text, rule.maximum) > 0) return `must be at most ${rule.maximum}`;
+  // What is left with a sign is a negative zero. A range that admits no negative value admits no
+  // sign either: `-0` and `-0.00` are refused as the string "-0" always was (ADR 0015).
+  if (sign && rule.minimum !== undefined && !rule.minimum.startsWith('-')) return 'must be written without a sign';
   return undefined;
 }
 

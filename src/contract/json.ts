@@ -42,15 +42,38 @@ export function validationView(value: unknown): unknown {
     });
     return copy;
   }
-  if (value !== null && typeof value === 'object') {
+  if (isJsonObject(value)) {
     const copy: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      copy[key] = validationView(item);
+      setOwn(copy, key, validationView(item));
       if (isLosslessNumber(item)) rememberSource(copy, key, item);
     }
     return copy;
   }
   return value;
+}
+
+/**
+ * Whether `value` is a JSON object as parsed (not null, an array or a LosslessNumber). Unlike a
+ * `value.constructor === Object` test it cannot be fooled by an own member named `constructor`.
+ */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !isLosslessNumber(value);
+}
+
+/**
+ * Sets `key` on `object` as an own data property, whatever the key: `object[key] = value` with
+ * the key `__proto__` would replace the object's prototype instead (ADR 0015). Every copy of
+ * input data goes through here or through Object.fromEntries, which defines properties too.
+ */
+export function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
+}
+
+/** The value of an own member, never one inherited from Object.prototype (`toString`, `constructor`, ...). */
+export function ownValue(object: unknown, key: string | number): unknown {
+  return object !== null && typeof object === 'object' && Object.hasOwn(object, key) ? (object as Record<string | number, unknown>)[key] : undefined;
 }
 
 function rememberSource(parent: object, key: string | number, number: LosslessNumber): void {

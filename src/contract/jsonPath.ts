@@ -1,4 +1,4 @@
-import { isLosslessNumber, parseLossless, stringifyLossless } from './json.js';
+import { isLosslessNumber, ownValue, parseLossless, stringifyLossless } from './json.js';
 
 /** A location inside a JSON value: object keys and array indexes. */
 export type JsonPath = Array<string | number>;
@@ -13,14 +13,15 @@ export function copyJson<T>(value: T): T {
   return parseLossless(stringifyLossless(value)) as T;
 }
 
+/** The member at `path`: own members only, so `toString` or `constructor` of a plain object is absent. */
 export function getAt(value: unknown, path: JsonPath): unknown {
-  return path.reduce<unknown>((node, part) => (node !== null && typeof node === 'object' ? (node as Record<string | number, unknown>)[part] : undefined), value);
+  return path.reduce<unknown>((node, part) => ownValue(node, part), value);
 }
 
 export function hasAt(value: unknown, path: JsonPath): boolean {
   if (path.length === 0) return true;
   const parent = getAt(value, path.slice(0, -1));
-  return parent !== null && typeof parent === 'object' && (path[path.length - 1] as string | number) in parent;
+  return parent !== null && typeof parent === 'object' && Object.hasOwn(parent, path[path.length - 1] as string | number);
 }
 
 /** A copy of `value` without the member at `path`. */

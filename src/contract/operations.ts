@@ -1,7 +1,10 @@
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { createAjv } from './ajv.js';
+import { createAjv, INTEGER_KEYWORD } from './ajv.js';
 import { API_NAMES, loadDocument, resolve, type ApiName, type JsonObject, type OpenApiDocument } from './documents.js';
+import { explain } from './explain.js';
 import { validationView } from './json.js';
+
+export { explain };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
@@ -151,11 +154,16 @@ function schemaBase(api: ApiName): string {
   return `https://minibridge.dev/contract/${api}.json`;
 }
 
-/** Points `#/components/schemas/X` references at the ajv copy of the components of `api`. */
+/**
+ * Points `#/components/schemas/X` references at the ajv copy of the components of `api`, and
+ * marks every integer schema with the integer-text rule (ajv.ts).
+ */
 function rewriteRefs(node: unknown, api: ApiName): unknown {
   if (Array.isArray(node)) return node.map((item) => rewriteRefs(item, api));
   if (node === null || typeof node !== 'object') return node;
   const copy: JsonObject = {};
+  const type = (node as JsonObject).type;
+  if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) copy[INTEGER_KEYWORD] = true;
   for (const [key, value] of Object.entries(node)) {
     copy[key] =
       key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')
@@ -163,52 +171,4 @@ function rewriteRefs(node: unknown, api: ApiName): unknown {
         : rewriteRefs(value, api);
   }
   return copy;
-}
-
-const NOISE = new Set(['anyOf', 'oneOf', 'allOf', 'if', 'not']);
-
-/** One readable sentence for the most specific problem, e.g. "order.amount must have at most ...". */
-export function explain(errors: ErrorObject[]): string {
-  if (errors.length === 0) return 'the value does not match the contract';
-  const deepest = Math.max(...errors.map((error) => depth(error)));
-  const candidates = errors.filter((error) => depth(error) === deepest && !NOISE.has(error.keyword));
-  const pool = candidates.length > 0 ? candidates : errors;
-  // x-decimal speaks in the spec's terms (digits), where pattern and maximum would not.
-  const preferred =
-    pool.find((error) => error.keyword === 'x-decimal') ?? pool.find((error) => error.keyword !== 'type') ?? pool[0];
-  const where = location(preferred);
-  if (preferred.keyword === 'required') return `${join(where, String(preferred.params.missingProperty))} is required`;
-  if (preferred.keyword === 'type') {
-    const types = [...new Set(pool.filter((error) => error.keyword === 'type').map((error) => String(error.params.type)))];
-    return `${where || 'the body'} must be ${types.map(article).join(' or ')}`;
-  }
-  if (preferred.keyword === 'additionalProperties') {
-    return `${join(where, String(preferred.params.additionalProperty))} is not allowed`;
-  }
-  if (preferred.keyword === 'not' || preferred.keyword === 'const' || preferred.keyword === 'enum') {
-    const allowed = preferred.params.allowedValues as unknown[] | undefined;
-    return allowed ? `${where} must be one of ${allowed.join(', ')}` : `${where || 'the body'} ${preferred.message}`;
-  }
-  return `${where || 'the body'} ${preferred.message}`;
-}
-
-function depth(error: ErrorObject): number {
-  const base = error.instancePath.split('/').length;
-  return error.keyword === 'required' || error.keyword === 'additionalProperties' ? base + 1 : base;
-}
-
-function location(error: ErrorObject): string {
-  return error.instancePath
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : join(path, part)), '');
-}
-
-function join(path: string, key: string): string {
-  return path ? `${path}.${key}` : key;
-}
-
-function article(type: string): string {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }

@@ -7,7 +7,7 @@ import type { HandlerTable, OperationRequest, PlatformOperationId } from '../ope
 import type { Partner } from '../registry/registry.js';
 import type { Platform } from '../platform.js';
 import { ApiError, invalidInputCode } from './apiError.js';
-import { readJsonBody } from './rawBody.js';
+import { ClientAborted, readJsonBody } from './rawBody.js';
 import { sendError, sendReply } from './respond.js';
 
 /** Express path for an OpenAPI path template: {delivery_id} → :delivery_id. */
@@ -45,6 +45,11 @@ export function mountOperations(router: Router, platform: Platform, handlers: Ha
         );
         sendReply(res, reply);
       } catch (error) {
+        if (error instanceof ClientAborted) {
+          // Nobody is left to answer; an abort is the client's doing, not a platform failure.
+          req.log.info({ reason: error.message }, 'request aborted by the client');
+          return;
+        }
         sendError(res, error, op, req.log);
       }
     });
@@ -54,11 +59,7 @@ export function mountOperations(router: Router, platform: Platform, handlers: Ha
 async function readRequest(req: Request, op: OperationContract) {
   let raw: Buffer = Buffer.alloc(0);
   let body: unknown;
-  if (op.validateBody) {
-    ({ raw, value: body } = await readJsonBody(req, op));
-    const result = check(op.validateBody, body);
-    if (!result.valid) throw new ApiError(invalidInputCode(op), result.message);
-  }
+  if (op.validateBody) ({ raw, value: body } = await readJsonBody(req, op));
   const params: Record<string, string> = {};
   const query: Record<string, string | undefined> = {};
   for (const parameter of op.parameters) {

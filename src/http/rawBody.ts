@@ -1,17 +1,19 @@
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
+import { containsNul, InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
 import type { OperationContract } from '../contract/operations.js';
-import { parseLossless } from '../contract/json.js';
 import { ApiError, invalidInputCode } from './apiError.js';
 
 /** The largest body the platform reads (ADR 0010). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+export { containsNul };
 
 /**
- * Reads and parses a JSON body exactly (lossless numbers), refusing what is not JSON with the
- * contract's codes: 415 for another media type or charset, 413 past the limit, and the
- * operation's invalid-input code for bytes that are not UTF-8 JSON.
+ * Reads a JSON body of a platform operation through the one inbound reader (ADR 0015), refusing
+ * what is not JSON with the contract's codes: 415 for another media type or charset, 413 past
+ * the limit, and the operation's invalid-input code for bytes that are not UTF-8 JSON, a
+ * repeated or `__proto__` member, or a body the operation's schema refuses.
  */
 export async function readJsonBody(req: Request, op: OperationContract): Promise<{ raw: Buffer; value: unknown }> {
   const type = req.headers['content-type'] ?? '';
@@ -23,33 +25,79 @@ export async function readJsonBody(req: Request, op: OperationContract): Promise
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8, not ${charset}`);
   }
-  const raw = await readLimited(req);
-  let text: string;
+  let raw: Buffer;
   try {
-    text = decoder.decode(raw);
-  } catch {
-    throw new ApiError(invalidInputCode(op), 'the body is not valid UTF-8');
-  }
-  if (text.trim() === '') throw new ApiError(invalidInputCode(op), 'the body is empty; a JSON object is required');
-  let value: unknown;
-  try {
-    value = parseLossless(text);
+    raw = await readBodyBytes(req);
   } catch (error) {
-    throw new ApiError(invalidInputCode(op), `the body is not valid JSON: ${(error as Error).message}`);
+    if (error instanceof BodyTooLarge) throw tooLarge(req);
+    throw error;
   }
-  // JSON can only carry U+0000 as an escape, so most bodies skip the walk.
-  if (/\\u0000/i.test(text) && containsNul(value)) {
-    throw new ApiError(invalidInputCode(op), 'strings must not contain the NUL character (U+0000)');
+  try {
+    return { raw, value: readInboundBody(op, raw) };
+  } catch (error) {
+    if (error instanceof InboundRefusal) throw new ApiError(invalidInputCode(op), error.message);
+    throw error;
   }
-  return { raw, value };
 }
 
-/** Whether any string (or key) holds U+0000, which PostgreSQL cannot store (platform.yaml, conventions). */
-export function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\0');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (value !== null && typeof value === 'object') return Object.entries(value).some(([key, item]) => key.includes('\0') || containsNul(item));
-  return false;
+/** The body is larger than BODY_LIMIT_BYTES; the rest of it has not been read. */
+export class BodyTooLarge extends Error {
+  constructor() {
+    super(`the body is larger than ${BODY_LIMIT_BYTES / 1024 / 1024} MiB`);
+  }
+}
+
+/**
+ * The client went away before its body was complete (it closed the connection, or the server cut
+ * it for sending too slowly). Nobody is left to answer: it is logged as an abort, not a failure.
+ */
+export class ClientAborted extends Error {}
+
+/**
+ * The body's bytes, at most BODY_LIMIT_BYTES (a larger declared Content-Length is refused before
+ * reading). Rejects with BodyTooLarge past the limit and ClientAborted when the connection closes
+ * first. How long a body may take is bounded by the server's request time-out (server.ts).
+ * Shared by the platform and the partner kit.
+ */
+export function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) return Promise.reject(new BodyTooLarge());
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAbort);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) {
+        stop();
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onAbort = () => {
+      stop();
+      reject(new ClientAborted('the client closed the connection before its body was complete'));
+    };
+    // 'end' comes before 'close' for a complete body; a 'close' alone means the body never ended.
+    const onClose = () => {
+      if (!req.complete) onAbort();
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAbort);
+    req.on('close', onClose);
+  });
 }
 
 /**
@@ -60,43 +108,9 @@ export function containsNul(value: unknown): boolean {
 export const DISCARD_LIMIT_BYTES = 16 * BODY_LIMIT_BYTES;
 const DISCARD_TIME_MS = 10_000;
 
-function readLimited(req: Request): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) return Promise.reject(tooLarge(req));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) {
-        stop();
-        reject(tooLarge(req));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      stop();
-      resolve(Buffer.concat(chunks));
-    };
-    const onError = (error: Error) => {
-      stop();
-      reject(error);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-  });
-}
-
 function tooLarge(req: Request): ApiError {
   discardRest(req);
-  return new ApiError('PAYLOAD_TOO_LARGE', `the body is larger than ${BODY_LIMIT_BYTES / 1024 / 1024} MiB`);
+  return new ApiError('PAYLOAD_TOO_LARGE', new BodyTooLarge().message);
 }
 
 /** Reads what is left of a refused body into nothing, within the bounds above. */

@@ -1,8 +1,9 @@
 import type { Request, RequestHandler } from 'express';
 import { describeVerificationFailure, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyRequest } from '../auth/signing.js';
-import { parseLossless, stringifyLossless } from '../contract/json.js';
+import { InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
+import { isJsonObject, parseLossless, stringifyLossless } from '../contract/json.js';
 import { check, type OperationContract } from '../contract/operations.js';
-import { BODY_LIMIT_BYTES } from '../http/rawBody.js';
+import { BODY_LIMIT_BYTES, BodyTooLarge, ClientAborted, readBodyBytes } from '../http/rawBody.js';
 import { checkAuthorization, type AuthorizationRule } from './authorization.js';
 import { pipelineErrorCodes } from './contractAnswers.js';
 import type { ReplayCache } from './replayCache.js';
@@ -29,8 +30,6 @@ class Refusal extends Error {
     super(message);
   }
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The Express handler of one partner operation. Whatever happens it answers HTTP 200 with JSON,
@@ -88,6 +87,7 @@ export function operationHandler(binding: OperationBinding): RequestHandler {
     try {
       text = await answerOnce(req);
     } catch (error) {
+      if (error instanceof ClientAborted) return; // nobody is left to answer
       if (error instanceof Refusal) {
         logger.warn({ operationId: op.operationId, reason: error.message }, `${op.operationId} refused: ${error.message}`);
         text = errorAnswer(codes[error.kind]);
@@ -123,18 +123,19 @@ async function readAuthenticatedRequest(req: Request, binding: OperationBinding)
   let input: unknown;
   const query = new URLSearchParams(fromQuery ? rawBody : '');
   if (fromQuery) {
+    // The same rules as for a body (ADR 0015): each name once, never `__proto__`.
+    const names = [...query.keys()];
+    const repeated = names.find((name, index) => names.indexOf(name) !== index);
+    if (repeated !== undefined) throw new Refusal('invalidRequest', `query parameter ${repeated} must be given once`);
+    if (names.includes('__proto__')) throw new Refusal('invalidRequest', 'a query parameter named __proto__ is not accepted');
     input = Object.fromEntries(query);
   } else {
-    let text: string;
+    // The platform's own reader (ADR 0015): same refusals, same own-property objects.
     try {
-      text = utf8.decode(raw);
-      input = parseLossless(text);
+      input = readInboundBody(op, raw);
     } catch (error) {
-      throw new Refusal('invalidRequest', `the body is not UTF-8 JSON: ${(error as Error).message}`);
-    }
-    if (op.validateBody) {
-      const result = check(op.validateBody, input);
-      if (!result.valid) throw new Refusal('invalidRequest', result.message);
+      if (error instanceof InboundRefusal) throw new Refusal('invalidRequest', error.message);
+      throw error;
     }
   }
   for (const parameter of op.parameters) {
@@ -184,7 +185,7 @@ function errorAnswer(code: string): string {
 
 function hasErrorCode(text: string): boolean {
   const value = parseLossless(text);
-  return value !== null && typeof value === 'object' && 'error_code' in value;
+  return isJsonObject(value) && Object.hasOwn(value, 'error_code');
 }
 
 function header(req: Request, name: string): string | undefined {
@@ -215,12 +216,10 @@ async function readRawBody(req: Request): Promise<Buffer> {
       'the request body was already parsed by another middleware (e.g. express.json()); mount the partner-kit router before any JSON body parser: it needs the raw bytes to verify signatures and keep decimals exact',
     );
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT_BYTES) throw new Refusal('invalidRequest', `the body is larger than ${BODY_LIMIT_BYTES} bytes`);
-    chunks.push(chunk);
+  try {
+    return await readBodyBytes(req);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw new Refusal('invalidRequest', `the body is larger than ${BODY_LIMIT_BYTES} bytes`);
+    throw error;
   }
-  return Buffer.concat(chunks);
 }

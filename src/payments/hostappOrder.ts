@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { components as HostappSchemas } from '../../generated/types/hostapp.js';
 import type { components as PlatformSchemas } from '../../generated/types/platform.js';
-import { stringifyLossless } from '../contract/json.js';
+import { isJsonObject, stringifyLossless } from '../contract/json.js';
 import { check, schemaValidator } from '../contract/operations.js';
 import { pruneToSchema } from '../contract/prune.js';
 
@@ -37,7 +37,8 @@ export function requestHash(clientId: string, body: HostappCreateOrderPaymentReq
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object' || value.constructor !== Object) return value;
+  // isJsonObject, not `value.constructor === Object`: a custom attribute named `constructor` is data (ADR 0015).
+  if (!isJsonObject(value)) return value;
   return Object.fromEntries(
     Object.keys(value)
       .sort()

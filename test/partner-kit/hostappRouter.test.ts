@@ -263,6 +263,11 @@ describe('createHostappRouter: validation and answers', () => {
     });
     expect(missing.body).toEqual({ error_code: 'INVALID_REQUEST' });
     expect(twice.body).toEqual({ error_code: 'INVALID_REQUEST' });
+    // As in bodies (ADR 0015): no repeated name, no __proto__, whether the contract declares the name or not.
+    for (const extra of ['x=1&x=2', '__proto__=1', '%5F_proto__=1']) {
+      const hostile = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit&order_payment_id=hop_7&${extra}`, { method: 'GET', headers: { authorization: token } });
+      expect(hostile.body, extra).toEqual({ error_code: 'INVALID_REQUEST' });
+    }
     expect(getPaymentStatus).toHaveBeenCalledTimes(1);
   });
 

@@ -14,7 +14,7 @@ const harness = new PlatformHarness();
 beforeAll(async () => {
   harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_1' });
   await harness.start();
-}, 30_000);
+}, 120_000);
 afterAll(() => harness.stop());
 
 const PATH = operation('createOrderPayment').path;
@@ -78,7 +78,7 @@ test('a declared body past the limit is read to its end, answered 413, and the c
   socket.write(head([`Content-Length: ${next.length}`]) + next.toString());
   expect(await read(completeAnswer)).toMatch(/^HTTP\/1\.1 200 /);
   socket.destroy();
-}, 30_000);
+}, 120_000);
 
 test('a chunked body that grows past the limit is answered 413 as well', async () => {
   const socket = await open();
@@ -94,7 +94,7 @@ test('a chunked body that grows past the limit is answered 413 as well', async (
   expect(answer).toMatch(/^HTTP\/1\.1 413 /);
   expect(answer).toContain('"error_code":"PAYLOAD_TOO_LARGE"');
   socket.destroy();
-}, 30_000);
+}, 120_000);
 
 test('a body past the discard bound gets the 413 and then the connection closed', async () => {
   const socket = await open();
@@ -114,4 +114,4 @@ test('a body past the discard bound gets the 413 and then the connection closed'
   }
   await closed;
   expect(written).toBeLessThan(DISCARD_LIMIT_BYTES * 2);
-}, 30_000);
+}, 120_000);

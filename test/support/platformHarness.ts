@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { basicAuthorization, prefixedAuthorization } from '../../src/auth/credentials.js';
 import { signRequest } from '../../src/auth/signing.js';
@@ -31,7 +32,7 @@ export class PlatformHarness {
   running!: RunningPlatform;
   readonly errorCodesSeen = new Set<string>();
 
-  async start(options: { registry?: (registry: RegistryFile) => void; config?: Partial<Config> } = {}): Promise<this> {
+  async start(options: { registry?: (registry: RegistryFile) => void; config?: Partial<Config>; log?: Logger } = {}): Promise<this> {
     await Promise.all([this.hostapp.start(), this.miniapp.start()]);
     const registry: RegistryFile = {
       hostapps: [
@@ -62,6 +63,7 @@ export class PlatformHarness {
     options.registry?.(registry);
     this.running = await startPlatform({
       registry: registryFrom(structuredClone(registry)),
+      log: options.log,
       // A throw-away in-memory database per harness, even where DATABASE_URL is set.
       config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', adminToken: ADMIN_TOKEN, worker: { pollMs: 50, batchSize: 50, leaseMs: 60_000, enabled: true }, ...options.config },
     });

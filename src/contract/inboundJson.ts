@@ -1,0 +1,129 @@
+import { dotted, type JsonPath } from './jsonPath.js';
+import { isJsonObject, parseLossless } from './json.js';
+import { check, type OperationContract } from './operations.js';
+
+/**
+ * Why an inbound body cannot be read. The caller answers with its own invalid-input error: the
+ * platform with the operation's 400 code, the partner kit with the operation's `invalidRequest`
+ * code (HTTP 200). The message is written for the partner who sent the body.
+ */
+export class InboundRefusal extends Error {}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The one reader of inbound JSON bodies, shared by the platform's operations and the partner
+ * kit's routers (ADR 0015). It returns exactly what was sent, as own data properties of plain
+ * objects, or refuses:
+ * - bytes that are not UTF-8, an empty body, text that is not JSON;
+ * - a member name that appears twice in one object (`{"a":1,"a":2}`): readers disagree on which
+ *   one counts, so a payments platform takes neither;
+ * - a member named `__proto__` at any depth: JSON.parse keeps it as data, but `obj[key] = value`,
+ *   spread and most copies anywhere downstream (ours or a partner's) turn it into the object's
+ *   prototype, so the body would mean different things to different readers;
+ * - U+0000 in any string or member name, which PostgreSQL cannot store.
+ * Numbers stay exact (lossless-json): money never passes through a float.
+ */
+export function parseInboundJson(raw: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new InboundRefusal('the body is not valid UTF-8');
+  }
+  if (text.trim() === '') throw new InboundRefusal('the body is empty; a JSON object is required');
+  let value: unknown;
+  try {
+    value = parseLossless(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    // lossless-json refuses a repeated member with a different value itself (the text up to it
+    // is well-formed); the scan names where it is, as it does for a repeat with the same value.
+    const repeat = message.startsWith('Duplicate key') ? firstAmbiguousMember(text) : undefined;
+    throw new InboundRefusal(repeat ?? `the body is not valid JSON: ${message}`);
+  }
+  const ambiguous = firstAmbiguousMember(text);
+  if (ambiguous) throw new InboundRefusal(ambiguous);
+  // JSON can only carry U+0000 as an escape, so most bodies skip the walk.
+  if (/\\u0000/i.test(text) && containsNul(value)) throw new InboundRefusal('strings must not contain the NUL character (U+0000)');
+  return value;
+}
+
+/**
+ * Reads a body with parseInboundJson and validates it against the operation's request body
+ * schema: what the validator sees and what the handler gets are the same own properties.
+ */
+export function readInboundBody(op: OperationContract, raw: Uint8Array): unknown {
+  const value = parseInboundJson(raw);
+  if (op.validateBody) {
+    const result = check(op.validateBody, value);
+    if (!result.valid) throw new InboundRefusal(result.message);
+  }
+  return value;
+}
+
+/** Whether any string (or member name) holds U+0000, which PostgreSQL cannot store (platform.yaml, conventions). */
+export function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\0');
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (isJsonObject(value)) return Object.entries(value).some(([key, item]) => key.includes('\0') || containsNul(item));
+  return false;
+}
+
+// Strings (with escapes) and the structural characters of JSON; numbers and literals are skipped.
+const TOKENS = /"(?:[^"\\]|\\.)*"|[{}[\],:]/g;
+
+interface Container {
+  kind: 'object' | 'array';
+  names: Set<string>;
+  /** The member name or array index being read: where a problem is reported. */
+  at: string | number;
+  expectingName: boolean;
+}
+
+/**
+ * The first member name that appears twice in one object, or a `__proto__` member, as a message;
+ * undefined when there is none. Runs over text that lossless-json accepted (or refused only for
+ * a repeated member), so the tokens are well-formed; names are compared after unescaping
+ * (`"a"` and `"\u0061"` are the same name).
+ */
+function firstAmbiguousMember(text: string): string | undefined {
+  const stack: Container[] = [];
+  const pathTo = (name: string | number): JsonPath => [...stack.slice(0, -1).map((container) => container.at), name];
+  for (const match of text.matchAll(TOKENS)) {
+    const token = match[0];
+    const current = stack[stack.length - 1];
+    switch (token) {
+      case '{':
+        stack.push({ kind: 'object', names: new Set(), at: '', expectingName: true });
+        break;
+      case '[':
+        stack.push({ kind: 'array', names: new Set(), at: 0, expectingName: false });
+        break;
+      case '}':
+      case ']':
+        stack.pop();
+        break;
+      case ',':
+        if (current?.kind === 'object') current.expectingName = true;
+        else if (current) current.at = (current.at as number) + 1;
+        break;
+      case ':':
+        break;
+      default: {
+        if (!current || current.kind !== 'object' || !current.expectingName) break;
+        current.expectingName = false;
+        const name = token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1);
+        current.at = name;
+        if (name === '__proto__') {
+          return `${dotted(pathTo(name))}: a member named __proto__ is not accepted (it would set the object's prototype in many JSON readers)`;
+        }
+        if (current.names.has(name)) {
+          return `${dotted(pathTo(name))} appears more than once in the same object; send each member once`;
+        }
+        current.names.add(name);
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,50 @@
+/**
+ * `npm start` in sandbox mode listens on loopback unless HOST says otherwise, and says so at
+ * start-up (ADR 0015): its secrets and admin token are published in the README.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it, vi } from 'vitest';
+
+const START_TIMEOUT_MS = 90_000;
+
+it(
+  'npm start without HOST listens on 127.0.0.1 only and logs it',
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'minibridge-loopback-'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MINIBRIDGE_REGISTRY: '',
+      PORT: '0',
+      MINIBRIDGE_SANDBOX_HOSTAPP_PORT: '0',
+      MINIBRIDGE_SANDBOX_MINIAPP_PORT: '0',
+      MINIBRIDGE_DATA_DIR: join(dataDir, 'pglite'),
+      DATABASE_URL: '',
+      LOG_LEVEL: 'info',
+    };
+    delete env.HOST;
+    const child = spawn('npm', ['start', '--silent'], { cwd: new URL('../..', import.meta.url).pathname, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await vi.waitFor(() => expect(output).toMatch(/Platform +http:\/\/\S+/), { timeout: START_TIMEOUT_MS, interval: 200 });
+      const listening = output.split('\n').find((line) => line.includes('sandbox mode listens on'));
+      expect(listening).toBeDefined();
+      expect(JSON.parse(listening!)).toMatchObject({ level: 30, host: '127.0.0.1' });
+      const platformUrl = /Platform +(http:\/\/\S+)/.exec(output)![1]!;
+      expect(new URL(platformUrl).hostname).toBe('127.0.0.1');
+      expect(/Host app +(http:\/\/\S+)/.exec(output)?.[1]).toMatch(/^http:\/\/127\.0\.0\.1:/);
+      expect((await fetch(`${platformUrl}/healthz`)).status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+  START_TIMEOUT_MS * 2,
+);
