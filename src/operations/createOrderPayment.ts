@@ -6,7 +6,7 @@ import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
 import { paymentParties } from '../payments/parties.js';
 import type { OperationHandler } from './handler.js';
 
-/** E1 (ADR 0003, 0007): check, reserve the idempotency keys, ask the host app (E3), record. */
+/** E1 (ADR 0003, 0007, 0016): check, reserve the idempotency keys, ask the host app (E3), record. */
 export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
   caller: (body) => ({ kind: 'miniapp', id: body.app_id }),
 
@@ -44,7 +44,7 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
       await platform.store.idempotency.release(reservation.reservation);
       throw hostappRefusal(created.error_code ?? 'UNKNOWN_ERROR', 'INVALID_ORDER_DATA', 'the order payment (E3)');
     }
-    await platform.store.orderPayments.create(
+    const recorded = await platform.store.orderPayments.create(
       {
         order_payment_id: created.order_payment_id,
         app_id: body.app_id,
@@ -58,6 +58,15 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
       },
       reservation.reservation,
     );
+    if (recorded.outcome === 'bound_elsewhere') {
+      // ADR 0016: the id names another order. Nothing was recorded, so nothing is marked done:
+      // the keys are released and a retry asks the host app again.
+      await platform.store.idempotency.release(reservation.reservation);
+      throw new ApiError(
+        'HOSTAPP_INVALID_RESPONSE',
+        `the host app server answered the order payment (E3) with order_payment_id ${created.order_payment_id}, which it already gave another order; nothing was recorded`,
+      );
+    }
     return { body: { order_payment_id: created.order_payment_id } };
   },
 };

@@ -112,3 +112,13 @@ export async function callPartner(
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function isTimeout(error: unknown): boolean {
+  const name = (error as { name?: string })?.name;
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
+function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
+}
