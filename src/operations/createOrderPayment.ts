@@ -40,9 +40,10 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
       throw hostappFailure(answer.failure, 'did not create the order payment (E3)');
     }
     const created = answer.body as { order_payment_id?: string; error_code?: string; custom_attributes?: unknown };
-    if (created.error_code !== undefined || created.order_payment_id === undefined) {
+    if (created.error_code !== undefined || typeof created.order_payment_id !== 'string') {
       await platform.store.idempotency.release(reservation.reservation);
-      throw hostappRefusal(created.error_code ?? 'UNKNOWN_ERROR', 'INVALID_ORDER_DATA', 'the order payment (E3)');
+      if (created.error_code !== undefined) throw hostappRefusal(created.error_code, 'INVALID_ORDER_DATA', 'the order payment (E3)');
+      throw new ApiError('HOSTAPP_INVALID_RESPONSE', 'the host app server answered the order payment (E3) with neither an own order_payment_id nor an error_code');
     }
     const recorded = await platform.store.orderPayments.create(
       {

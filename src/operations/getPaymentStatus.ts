@@ -33,8 +33,9 @@ export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
     platform.metrics.partnerCallSeconds.observe({ operation }, answer.durationMs / 1000);
     if (!answer.ok) throw hostappFailure(answer.failure, 'did not give the payment status (E4)');
     const status = answer.body as HostappPaymentStatusResponse;
-    if (status.error_code !== undefined || status.payment_status === undefined) {
-      throw hostappRefusal(status.error_code ?? 'UNKNOWN_ERROR', 'ORDER_NOT_FOUND', 'the status query (E4)');
+    if (status.error_code !== undefined) throw hostappRefusal(status.error_code, 'ORDER_NOT_FOUND', 'the status query (E4)');
+    if (typeof status.payment_status !== 'string') {
+      throw new ApiError('HOSTAPP_INVALID_RESPONSE', 'the host app server answered the status query (E4) with neither an own payment_status nor an error_code');
     }
     // An answer is about the payment asked about or about nothing (ADR 0016): a report naming
     // another payment, miniapp or host app is never applied to this one.
