@@ -874,8 +874,10 @@ export interface components {
         /**
          * HostappCreateOrderPaymentResponse
          * @description E3 answer, always with HTTP 200: `order_payment_id` (required unless `error_code` is given),
-         *     or `error_code`. Make E3 idempotent on `miniapp_order_id`: after a time-out the platform's
-         *     caller may retry, and the first call may have created the payment.
+         *     or `error_code`. Make E3 idempotent on (`app_id`, `order.miniapp_order_id`): after a time-out
+         *     the platform's caller may retry, and the first call may have created the payment. One
+         *     `order_payment_id` names one order: an id already given to another order is refused
+         *     (`HOSTAPP_INVALID_RESPONSE`, ADR 0016).
          */
         HostappCreateOrderPaymentResponse: components["schemas"]["HostappOrderPaymentCreated"] | components["schemas"]["PartnerError"];
         /**
