@@ -20,7 +20,9 @@ export interface paths {
          *     transition always carries the same `X-Minibridge-Event-Id`, so answer a repeat as you
          *     answered the first. Anything but HTTP 200 with a `code` and no `error_code` is retried:
          *     5 s after the first attempt, doubling each time up to 1 hour, with ±20 % jitter, for 72 hours;
-         *     then the delivery is dead until an operator redelivers it. Answer within 10 s.
+         *     then the delivery is dead until an operator redelivers it. Answer within 10 s, last byte
+         *     included, with a body of at most 64 KiB (`x-max-answer-bytes`); a later or larger answer is
+         *     a failed attempt and is retried.
          */
         post: operations["receiveOrderCompletion"];
         delete?: never;
@@ -41,8 +43,11 @@ export interface paths {
         /**
          * Receive an event from a host app (E7)
          * @description Minibridge delivers events sent by host apps (E8) here. Always answer HTTP 200 with JSON
-         *     within 10 s; the body goes back to the host app as it is. The same event may arrive twice:
-         *     the `X-Minibridge-Event-Id` header is stable.
+         *     (UTF-8, at most 64 KiB: `x-max-answer-bytes`) within 10 s, last byte included; the body goes
+         *     back to the host app byte for byte as you sent it (it is checked to be JSON, never rewritten;
+         *     a member name given twice is passed on as it is). A later, larger or non-JSON answer is
+         *     `EVENT_DELIVERY_FAILED` for the sender. The same event may arrive twice: the
+         *     `X-Minibridge-Event-Id` header is stable.
          */
         post: operations["receiveMiniappEvent"];
         delete?: never;

@@ -285,8 +285,15 @@ export interface webhooks {
          * @description Minibridge calls this when a miniapp server creates an order payment (E1). Create the
          *     payment and return its `order_payment_id`. Always answer HTTP 200; report errors with
          *     `error_code` (use `INVALID_ORDER_DATA` for an order you cannot accept: it reaches the
-         *     miniapp server as it is). Answer within 10 s. Make this idempotent on
-         *     `order.miniapp_order_id`: after a time-out the miniapp server may retry E1.
+         *     miniapp server as it is). Answer within 10 s (the whole answer, last byte included) with a
+         *     body of at most 64 KiB (`x-max-answer-bytes`); a later or larger answer is cut and the
+         *     miniapp server gets `HOSTAPP_UNAVAILABLE` or `HOSTAPP_INVALID_RESPONSE`.
+         *
+         *     Make this idempotent on the pair (`app_id`, `order.miniapp_order_id`): after a time-out the
+         *     miniapp server may retry E1. Two miniapps may use the same `miniapp_order_id`, so never on
+         *     `miniapp_order_id` alone. Each `order_payment_id` names one order: answering an id that you
+         *     already returned for another order (another miniapp, another `miniapp_order_id`, or another
+         *     body) is refused with `HOSTAPP_INVALID_RESPONSE` and nothing is recorded.
          *
          *     Decimals arrive exactly as the miniapp server sent them, as JSON strings or numbers of up to
          *     20 digits: parse them without floating point.
@@ -317,8 +324,11 @@ export interface webhooks {
          * Get the status of an order payment at the host app (E4)
          * @description Minibridge calls this when a miniapp server asks for the status of a payment still
          *     `in_process` (E2). Always answer HTTP 200 with the payment status report, or `error_code`
-         *     (`ORDER_NOT_FOUND` reaches the miniapp server as it is). Answer within 5 s. A host app can
-         *     register the GET variant instead.
+         *     (`ORDER_NOT_FOUND` reaches the miniapp server as it is). Answer within 5 s (the whole answer,
+         *     last byte included) with a body of at most 64 KiB (`x-max-answer-bytes`). The report must
+         *     name the payment asked about: an answer whose `order_payment_id`, `app_id` or `client_id`
+         *     differs from the query is refused (`HOSTAPP_INVALID_RESPONSE`) and changes nothing. A host
+         *     app can register the GET variant instead.
          */
         post: operations["getHostappPaymentStatus"];
         delete?: never;
@@ -339,8 +349,11 @@ export interface webhooks {
         /**
          * Receive an event from a miniapp (E7)
          * @description Minibridge delivers events sent by miniapps (the miniapp event operation) here. Always
-         *     answer HTTP 200 with JSON within 10 s; the body goes back to the miniapp as it is. The same
-         *     event may arrive twice: the `X-Minibridge-Event-Id` header is stable.
+         *     answer HTTP 200 with JSON (UTF-8, at most 64 KiB: `x-max-answer-bytes`) within 10 s, last
+         *     byte included; the body goes back to the miniapp byte for byte as you sent it (it is checked
+         *     to be JSON, never rewritten; a member name given twice is passed on as it is). A later,
+         *     larger or non-JSON answer is `EVENT_DELIVERY_FAILED` for the sender. The same event may
+         *     arrive twice: the `X-Minibridge-Event-Id` header is stable.
          */
         post: operations["receiveHostappEvent"];
         delete?: never;
@@ -365,7 +378,9 @@ export interface webhooks {
          *     transition always carries the same `X-Minibridge-Event-Id`, so answer a repeat as you
          *     answered the first. Anything but HTTP 200 with a `code` and no `error_code` is retried:
          *     5 s after the first attempt, doubling each time up to 1 hour, with ±20 % jitter, for 72 hours;
-         *     then the delivery is dead until an operator redelivers it. Answer within 10 s.
+         *     then the delivery is dead until an operator redelivers it. Answer within 10 s, last byte
+         *     included, with a body of at most 64 KiB (`x-max-answer-bytes`); a later or larger answer is
+         *     a failed attempt and is retried.
          */
         post: operations["receiveOrderCompletion"];
         delete?: never;
@@ -386,8 +401,11 @@ export interface webhooks {
         /**
          * Receive an event from a host app (E7)
          * @description Minibridge delivers events sent by host apps (E8) here. Always answer HTTP 200 with JSON
-         *     within 10 s; the body goes back to the host app as it is. The same event may arrive twice:
-         *     the `X-Minibridge-Event-Id` header is stable.
+         *     (UTF-8, at most 64 KiB: `x-max-answer-bytes`) within 10 s, last byte included; the body goes
+         *     back to the host app byte for byte as you sent it (it is checked to be JSON, never rewritten;
+         *     a member name given twice is passed on as it is). A later, larger or non-JSON answer is
+         *     `EVENT_DELIVERY_FAILED` for the sender. The same event may arrive twice: the
+         *     `X-Minibridge-Event-Id` header is stable.
          */
         post: operations["receiveMiniappEvent"];
         delete?: never;
@@ -526,9 +544,10 @@ export interface components {
             /** @description Order reference in the miniapp. String(250) on E1, String(255) on E3. */
             miniapp_order_id?: string;
             /**
-             * @description User reference in the host app. String(250) on E1, String(255) on E3. It is also sent to
-             *     the host app as the `X-User-ID` header on E3 and E4, so it must be printable ASCII without
-             *     spaces (what an HTTP header carries unaltered).
+             * @description User reference in the host app. String(250) on E1, String(255) on E3: any characters,
+             *     spaces and non-ASCII letters included. It is also sent to the host app as the `X-User-ID`
+             *     header on E3 and E4, percent-encoded there (see that header); in the E3 body it travels
+             *     as it is.
              */
             hostapp_user_id?: string;
             /** @description Purchased items. */
@@ -855,8 +874,10 @@ export interface components {
         /**
          * HostappCreateOrderPaymentResponse
          * @description E3 answer, always with HTTP 200: `order_payment_id` (required unless `error_code` is given),
-         *     or `error_code`. Make E3 idempotent on `miniapp_order_id`: after a time-out the platform's
-         *     caller may retry, and the first call may have created the payment.
+         *     or `error_code`. Make E3 idempotent on (`app_id`, `order.miniapp_order_id`): after a time-out
+         *     the platform's caller may retry, and the first call may have created the payment. One
+         *     `order_payment_id` names one order: an id already given to another order is refused
+         *     (`HOSTAPP_INVALID_RESPONSE`, ADR 0016).
          */
         HostappCreateOrderPaymentResponse: components["schemas"]["HostappOrderPaymentCreated"] | components["schemas"]["PartnerError"];
         /**
@@ -1128,6 +1149,13 @@ export interface components {
         /**
          * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
          *     names the user; the spec's E1 makes that field optional, so do not assume the header.
+         *
+         *     The reference may hold any characters, and a header carries only visible ASCII unaltered, so
+         *     it is percent-encoded (RFC 3986): each UTF-8 byte outside `!` to `~`, and `%` itself, is
+         *     written as `%` and two upper-case hex digits. A reference of visible ASCII without `%` (e.g.
+         *     `u_48213`) arrives unchanged; `Nguyễn Văn A` arrives as `Nguy%E1%BB%85n%20V%C4%83n%20A`.
+         *     Decode with any percent-decoder that reads UTF-8 (`decodeURIComponent` in JavaScript); the
+         *     partner kit hands your handler the decoded value.
          * @example u_48213
          */
         XUserId: string;
@@ -1572,6 +1600,13 @@ export interface operations {
                 /**
                  * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
                  *     names the user; the spec's E1 makes that field optional, so do not assume the header.
+                 *
+                 *     The reference may hold any characters, and a header carries only visible ASCII unaltered, so
+                 *     it is percent-encoded (RFC 3986): each UTF-8 byte outside `!` to `~`, and `%` itself, is
+                 *     written as `%` and two upper-case hex digits. A reference of visible ASCII without `%` (e.g.
+                 *     `u_48213`) arrives unchanged; `Nguyễn Văn A` arrives as `Nguy%E1%BB%85n%20V%C4%83n%20A`.
+                 *     Decode with any percent-decoder that reads UTF-8 (`decodeURIComponent` in JavaScript); the
+                 *     partner kit hands your handler the decoded value.
                  * @example u_48213
                  */
                 "X-User-ID"?: components["parameters"]["XUserId"];
@@ -1615,6 +1650,13 @@ export interface operations {
                 /**
                  * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
                  *     names the user; the spec's E1 makes that field optional, so do not assume the header.
+                 *
+                 *     The reference may hold any characters, and a header carries only visible ASCII unaltered, so
+                 *     it is percent-encoded (RFC 3986): each UTF-8 byte outside `!` to `~`, and `%` itself, is
+                 *     written as `%` and two upper-case hex digits. A reference of visible ASCII without `%` (e.g.
+                 *     `u_48213`) arrives unchanged; `Nguyễn Văn A` arrives as `Nguy%E1%BB%85n%20V%C4%83n%20A`.
+                 *     Decode with any percent-decoder that reads UTF-8 (`decodeURIComponent` in JavaScript); the
+                 *     partner kit hands your handler the decoded value.
                  * @example u_48213
                  */
                 "X-User-ID"?: components["parameters"]["XUserId"];
@@ -1639,6 +1681,13 @@ export interface operations {
                 /**
                  * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
                  *     names the user; the spec's E1 makes that field optional, so do not assume the header.
+                 *
+                 *     The reference may hold any characters, and a header carries only visible ASCII unaltered, so
+                 *     it is percent-encoded (RFC 3986): each UTF-8 byte outside `!` to `~`, and `%` itself, is
+                 *     written as `%` and two upper-case hex digits. A reference of visible ASCII without `%` (e.g.
+                 *     `u_48213`) arrives unchanged; `Nguyễn Văn A` arrives as `Nguy%E1%BB%85n%20V%C4%83n%20A`.
+                 *     Decode with any percent-decoder that reads UTF-8 (`decodeURIComponent` in JavaScript); the
+                 *     partner kit hands your handler the decoded value.
                  * @example u_48213
                  */
                 "X-User-ID"?: components["parameters"]["XUserId"];

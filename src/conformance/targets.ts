@@ -1,6 +1,7 @@
 import { basicAuthorization, prefixedAuthorization } from '../auth/credentials.js';
 import { getAt, type JsonPath } from '../contract/jsonPath.js';
 import { operation } from '../contract/operations.js';
+import { encodeUserIdHeader } from '../partners/userIdHeader.js';
 import { requestShape } from './requestShape.js';
 
 /** Which side is verified: a partner server (host app or miniapp) or a platform deployment. */
@@ -122,7 +123,7 @@ function eventIdHeader(_value: unknown, eventId: string): Record<string, string>
 
 function userHeader(value: unknown): Record<string, string> {
   const user = getAt(value, ['order', 'hostapp_user_id']);
-  return typeof user === 'string' ? { 'X-User-ID': user } : {};
+  return typeof user === 'string' ? { 'X-User-ID': encodeUserIdHeader(user) } : {};
 }
 
 function hostappTargets(settings: TargetSettings, tools: TargetTools): OperationTarget[] {

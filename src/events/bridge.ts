@@ -13,7 +13,7 @@ type EventRequest = components['schemas']['HostappEventRequest'] | components['s
 /**
  * The event bridge (ADR 0009): checks that the sender may send and the recipient receives,
  * forwards the event to the recipient's E7 once (no platform retries), logs it, and answers with
- * the recipient's body unchanged. The event id is stable per sender and external_event_id, so a
+ * the recipient's body unchanged: the exact bytes it sent (ADR 0016). The event id is stable per sender and external_event_id, so a
  * resent event reaches the receiver with the same X-Minibridge-Event-Id.
  */
 export async function forwardEvent(platform: Platform, direction: EventDirection, sender: Partner | undefined, request: EventRequest) {
@@ -54,7 +54,7 @@ export async function forwardEvent(platform: Platform, direction: EventDirection
     outcome,
     error_code: answer.ok ? null : 'EVENT_DELIVERY_FAILED',
     receiver_http_status: answer.ok ? answer.status : 'status' in answer.failure ? answer.failure.status : null,
-    receiver_response: answer.ok ? stringifyLossless(answer.body) : null,
+    receiver_response: answer.ok ? answer.text : null,
     duration_ms: answer.durationMs,
   });
   if (!answer.ok) {
@@ -62,7 +62,8 @@ export async function forwardEvent(platform: Platform, direction: EventDirection
       'X-Minibridge-Event-Id': eventId,
     });
   }
-  return { body: answer.body, headers: { 'X-Minibridge-Event-Id': eventId } };
+  // The receiver's bytes as they came (ADR 0016): checked to be JSON of the right shape, never re-serialised.
+  return { body: answer.text, contentType: 'application/json', headers: { 'X-Minibridge-Event-Id': eventId } };
 }
 
 function eventIdFor(direction: EventDirection, senderId: string, externalEventId: string | undefined): string {

@@ -6,7 +6,7 @@ import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
 import { paymentParties } from '../payments/parties.js';
 import type { OperationHandler } from './handler.js';
 
-/** E1 (ADR 0003, 0007): check, reserve the idempotency keys, ask the host app (E3), record. */
+/** E1 (ADR 0003, 0007, 0016): check, reserve the idempotency keys, ask the host app (E3), record. */
 export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
   caller: (body) => ({ kind: 'miniapp', id: body.app_id }),
 
@@ -40,11 +40,12 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
       throw hostappFailure(answer.failure, 'did not create the order payment (E3)');
     }
     const created = answer.body as { order_payment_id?: string; error_code?: string; custom_attributes?: unknown };
-    if (created.error_code !== undefined || created.order_payment_id === undefined) {
+    if (created.error_code !== undefined || typeof created.order_payment_id !== 'string') {
       await platform.store.idempotency.release(reservation.reservation);
-      throw hostappRefusal(created.error_code ?? 'UNKNOWN_ERROR', 'INVALID_ORDER_DATA', 'the order payment (E3)');
+      if (created.error_code !== undefined) throw hostappRefusal(created.error_code, 'INVALID_ORDER_DATA', 'the order payment (E3)');
+      throw new ApiError('HOSTAPP_INVALID_RESPONSE', 'the host app server answered the order payment (E3) with neither an own order_payment_id nor an error_code');
     }
-    await platform.store.orderPayments.create(
+    const recorded = await platform.store.orderPayments.create(
       {
         order_payment_id: created.order_payment_id,
         app_id: body.app_id,
@@ -58,6 +59,15 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
       },
       reservation.reservation,
     );
+    if (recorded.outcome === 'bound_elsewhere') {
+      // ADR 0016: the id names another order. Nothing was recorded, so nothing is marked done:
+      // the keys are released and a retry asks the host app again.
+      await platform.store.idempotency.release(reservation.reservation);
+      throw new ApiError(
+        'HOSTAPP_INVALID_RESPONSE',
+        `the host app server answered the order payment (E3) with order_payment_id ${created.order_payment_id}, which it already gave another order; nothing was recorded`,
+      );
+    }
     return { body: { order_payment_id: created.order_payment_id } };
   },
 };

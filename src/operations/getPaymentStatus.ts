@@ -1,4 +1,4 @@
-import type { components } from '../../generated/types/platform.js';
+import type { components as HostappSchemas } from '../../generated/types/hostapp.js';
 import { stringifyLossless } from '../contract/json.js';
 import { ApiError } from '../http/apiError.js';
 import { getPaymentStatusAtHostapp } from '../partners/hostappCalls.js';
@@ -7,7 +7,8 @@ import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
 import type { OrderPayment } from '../store/index.js';
 import type { OperationHandler } from './handler.js';
 
-type PaymentStatus = components['schemas']['PaymentStatus'];
+/** The E4 answer once callPartner has judged it against the host app API (a report or an error). */
+type HostappPaymentStatusResponse = Partial<HostappSchemas['schemas']['HostappPaymentStatusReport']> & { error_code?: string };
 
 /**
  * E2 (ADR 0006): terminal payments are answered from the record; payments in process are looked
@@ -31,9 +32,19 @@ export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
     platform.metrics.partnerCalls.inc({ operation, outcome: answer.ok ? 'answered' : answer.failure.kind });
     platform.metrics.partnerCallSeconds.observe({ operation }, answer.durationMs / 1000);
     if (!answer.ok) throw hostappFailure(answer.failure, 'did not give the payment status (E4)');
-    const status = answer.body as { payment_status?: PaymentStatus; payment_fail_reason?: string; custom_attributes?: unknown; error_code?: string };
-    if (status.error_code !== undefined || status.payment_status === undefined) {
-      throw hostappRefusal(status.error_code ?? 'UNKNOWN_ERROR', 'ORDER_NOT_FOUND', 'the status query (E4)');
+    const status = answer.body as HostappPaymentStatusResponse;
+    if (status.error_code !== undefined) throw hostappRefusal(status.error_code, 'ORDER_NOT_FOUND', 'the status query (E4)');
+    if (typeof status.payment_status !== 'string') {
+      throw new ApiError('HOSTAPP_INVALID_RESPONSE', 'the host app server answered the status query (E4) with neither an own payment_status nor an error_code');
+    }
+    // An answer is about the payment asked about or about nothing (ADR 0016): a report naming
+    // another payment, miniapp or host app is never applied to this one.
+    const mismatch = (['order_payment_id', 'app_id', 'client_id'] as const).find((field) => status[field] !== ref[field]);
+    if (mismatch) {
+      throw new ApiError(
+        'HOSTAPP_INVALID_RESPONSE',
+        `the host app server answered the status query (E4) about ${mismatch} ${String(status[mismatch])}, not ${ref[mismatch]}; nothing was changed`,
+      );
     }
     if (status.payment_status !== 'in_process') {
       const result = await platform.store.orderPayments.transition({

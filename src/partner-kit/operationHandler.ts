@@ -4,6 +4,7 @@ import { InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
 import { isJsonObject, parseLossless, stringifyLossless } from '../contract/json.js';
 import { check, type OperationContract } from '../contract/operations.js';
 import { BODY_LIMIT_BYTES, BodyTooLarge, ClientAborted, readBodyBytes } from '../http/rawBody.js';
+import { decodeUserIdHeader } from '../partners/userIdHeader.js';
 import { checkAuthorization, type AuthorizationRule } from './authorization.js';
 import { pipelineErrorCodes } from './contractAnswers.js';
 import type { ReplayCache } from './replayCache.js';
@@ -151,11 +152,18 @@ async function readAuthenticatedRequest(req: Request, binding: OperationBinding)
   }
 
   const attempt = header(req, 'x-minibridge-delivery-attempt');
+  const userIdHeader = header(req, 'x-user-id');
+  let userId: string | undefined;
+  try {
+    userId = userIdHeader === undefined ? undefined : decodeUserIdHeader(userIdHeader);
+  } catch (error) {
+    throw new Refusal('invalidRequest', (error as Error).message);
+  }
   return {
     input,
     ctx: {
       operationId: op.operationId,
-      userId: header(req, 'x-user-id'),
+      userId,
       userAccessToken: authorized.userAccessToken,
       eventId: header(req, 'x-minibridge-event-id'),
       deliveryAttempt: attempt === undefined ? undefined : Number(attempt),

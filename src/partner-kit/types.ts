@@ -31,7 +31,7 @@ type Answer<T> = T | PartnerErrorAnswer | Promise<T | PartnerErrorAnswer>;
 /** The request as the helpers saw it, for every operation. */
 export interface RequestContext {
   operationId: string;
-  /** The host app user the payment is for (`X-User-ID`), when the order names one. */
+  /** The host app user the payment is for (`X-User-ID`, percent-decoded: `order.hostapp_user_id` exactly), when the order names one. */
   userId: string | undefined;
   /** The user access token that authorized the call, when `acceptUserAccessToken` accepted it. */
   userAccessToken: string | undefined;

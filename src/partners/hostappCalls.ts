@@ -2,8 +2,9 @@ import type { components } from '../../generated/types/hostapp.js';
 import { prefixedAuthorization } from '../auth/credentials.js';
 import { createHostappClient } from '../clients/hostapp.js';
 import type { Hostapp } from '../registry/registry.js';
-import { callPartner, type PartnerOutcome } from './partnerCall.js';
+import { callPartner, type PartnerOperationId, type PartnerOutcome } from './partnerCall.js';
 import { clientFor, registeredFetch } from './registeredFetch.js';
+import { encodeUserIdHeader } from './userIdHeader.js';
 
 type Schemas = components['schemas'];
 
@@ -21,9 +22,11 @@ export function hostappAuthorization(hostapp: Hostapp, userAccessToken?: string)
 
 const clients = new WeakMap<Hostapp, Map<string, ReturnType<typeof createHostappClient>>>();
 
-function client(hostapp: Hostapp, url: string | undefined) {
+function client(hostapp: Hostapp, operationId: PartnerOperationId, url: string | undefined) {
   if (!url) return undefined;
-  return clientFor(clients, hostapp, url, () => createHostappClient({ baseUrl: 'http://registered-url.invalid', fetch: registeredFetch(url, hostapp.signingSecrets) }));
+  return clientFor(clients, hostapp, operationId, url, () =>
+    createHostappClient({ baseUrl: 'http://registered-url.invalid', fetch: registeredFetch(url, hostapp.signingSecrets, operationId) }),
+  );
 }
 
 function notRegistered(what: string): PartnerOutcome {
@@ -33,38 +36,40 @@ function notRegistered(what: string): PartnerOutcome {
 function paymentHeaders(hostapp: Hostapp, user: PaymentUser): Record<string, string> {
   return {
     Authorization: hostappAuthorization(hostapp, user.userAccessToken),
-    ...(user.hostappUserId !== undefined && { 'X-User-ID': user.hostappUserId }),
+    ...(user.hostappUserId !== undefined && { 'X-User-ID': encodeUserIdHeader(user.hostappUserId) }),
   };
 }
 
 /** E3. */
 export function createOrderPaymentAtHostapp(hostapp: Hostapp, body: Schemas['HostappCreateOrderPaymentRequest'], user: PaymentUser): Promise<PartnerOutcome> {
-  const api = client(hostapp, hostapp.registration.urls?.create_order_payment);
+  const api = client(hostapp, 'createHostappOrderPayment', hostapp.registration.urls?.create_order_payment);
   if (!api) return Promise.resolve(notRegistered('create-order-payment (E3)'));
   return callPartner('createHostappOrderPayment', (signal) =>
-    api.POST('/create-order-payment', { body, headers: paymentHeaders(hostapp, user), parseAs: 'text', signal }),
+    api.POST('/create-order-payment', { body, headers: paymentHeaders(hostapp, user), parseAs: 'arrayBuffer', signal }),
   );
 }
 
 /** E4, by POST or GET as the host app registered. */
 export function getPaymentStatusAtHostapp(hostapp: Hostapp, query: Schemas['HostappPaymentStatusRequest'], user: PaymentUser): Promise<PartnerOutcome> {
-  const api = client(hostapp, hostapp.registration.urls?.get_payment_status);
+  const operationId = hostapp.registration.payment_status_method === 'GET' ? 'queryHostappPaymentStatus' : 'getHostappPaymentStatus';
+  const api = client(hostapp, operationId, hostapp.registration.urls?.get_payment_status);
   if (!api) return Promise.resolve(notRegistered('get-payment-status (E4)'));
   const headers = paymentHeaders(hostapp, user);
-  if (hostapp.registration.payment_status_method === 'GET') {
-    return callPartner('queryHostappPaymentStatus', (signal) =>
-      api.GET('/get-payment-status', { params: { query, header: headers as never }, headers, parseAs: 'text', signal }),
+  if (operationId === 'queryHostappPaymentStatus') {
+    return callPartner(operationId, (signal) =>
+      api.GET('/get-payment-status', { params: { query, header: headers as never }, headers, parseAs: 'arrayBuffer', signal }),
     );
   }
-  return callPartner('getHostappPaymentStatus', (signal) => api.POST('/get-payment-status', { body: query, headers, parseAs: 'text', signal }));
+  return callPartner('getHostappPaymentStatus', (signal) => api.POST('/get-payment-status', { body: query, headers, parseAs: 'arrayBuffer', signal }));
 }
 
 /** E7 at a host app: an event from a miniapp. */
 export function deliverEventToHostapp(hostapp: Hostapp, event: Schemas['Event'], eventId: string): Promise<PartnerOutcome> {
-  const api = client(hostapp, hostapp.registration.urls?.events);
+  const api = client(hostapp, 'receiveHostappEvent', hostapp.registration.urls?.events);
   if (!api) return Promise.resolve(notRegistered('event receiver (E7)'));
   const headers = { Authorization: hostappAuthorization(hostapp) };
   return callPartner('receiveHostappEvent', (signal) =>
-    api.POST('/events', { body: event, params: { header: { 'X-Minibridge-Event-Id': eventId } }, headers, parseAs: 'text', signal }),
+    api.POST('/events', { body: event, params: { header: { 'X-Minibridge-Event-Id': eventId } }, headers, parseAs: 'arrayBuffer', signal }),
+    'forwarded',
   );
 }

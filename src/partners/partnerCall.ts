@@ -1,5 +1,6 @@
 import { check, operation } from '../contract/operations.js';
 import { parseLossless } from '../contract/json.js';
+import { AnswerTooLargeError } from './httpFetch.js';
 
 /** Why a partner call did not produce a contract-valid answer. */
 export type PartnerFailure =
@@ -7,10 +8,12 @@ export type PartnerFailure =
   | { kind: 'unreachable'; detail: string }
   | { kind: 'http_status'; detail: string; status: number }
   | { kind: 'not_json'; detail: string; status: number }
+  | { kind: 'too_large'; detail: string; status: number }
   | { kind: 'invalid_body'; detail: string; status: number };
 
 export type PartnerOutcome =
-  | { ok: true; status: number; body: unknown; durationMs: number }
+  /** `text` is the answer exactly as the partner sent it (UTF-8); `body` is it parsed without loss. */
+  | { ok: true; status: number; body: unknown; text: string; durationMs: number }
   | { ok: false; failure: PartnerFailure; durationMs: number };
 
 export type PartnerOperationId =
@@ -21,7 +24,32 @@ export type PartnerOperationId =
   | 'receiveOrderCompletion'
   | 'receiveMiniappEvent';
 
-/** A partner operation's answer as openapi-fetch gives it with `parseAs: 'text'`. */
+/** What the contract bounds a partner operation's answer by: `x-timeout-ms` and `x-max-answer-bytes`. */
+export interface AnswerLimits {
+  /** How long the whole call may take, the answer's last byte included. */
+  timeoutMs: number;
+  /** The most bytes the answer's body may have. */
+  maxAnswerBytes: number;
+}
+
+export function answerLimits(operationId: PartnerOperationId): AnswerLimits {
+  const contract = operation(operationId);
+  const maxAnswerBytes = contract.extensions['x-max-answer-bytes'];
+  if (contract.timeoutMs === undefined) throw new Error(`the contract gives ${operationId} no x-timeout-ms`);
+  if (typeof maxAnswerBytes !== 'number') throw new Error(`the contract gives ${operationId} no x-max-answer-bytes`);
+  return { timeoutMs: contract.timeoutMs, maxAnswerBytes };
+}
+
+/**
+ * How an answer is read. `interpreted` (E3, E4, E6): the platform acts on its values, so it is
+ * parsed without loss and a member name given twice with different values is refused.
+ * `forwarded` (E7, ADR 0016): the platform passes the exact bytes on (`text`) and never acts on
+ * a value, so any JSON text is accepted, duplicate member names included; `body` is then a
+ * last-name-wins reading used only to check the answer's shape against the contract.
+ */
+export type AnswerReading = 'interpreted' | 'forwarded';
+
+/** A partner operation's answer as openapi-fetch gives it with `parseAs: 'arrayBuffer'`. */
 export interface RawAnswer {
   data?: unknown;
   error?: unknown;
@@ -29,27 +57,31 @@ export interface RawAnswer {
 }
 
 /**
- * Runs one call through a generated client with the contract's time-out for the operation and
- * judges the answer against the partner API: HTTP 200, JSON (read without losing digits), and a
- * body that matches the operation's 200 response schema. Anything else is a PartnerFailure,
- * never passed through.
+ * Runs one call through a generated client within the contract's time-out for the operation
+ * (which covers the answer's last byte; the fetch cuts the answer at the contract's size cap) and
+ * judges the answer against the partner API: HTTP 200, UTF-8 JSON (read without losing digits),
+ * and a body that matches the operation's 200 response schema. Anything else is a
+ * PartnerFailure, never passed through.
  */
 export async function callPartner(
   operationId: PartnerOperationId,
   send: (signal: AbortSignal) => Promise<RawAnswer>,
+  reading: AnswerReading = 'interpreted',
 ): Promise<PartnerOutcome> {
   const contract = operation(operationId);
-  const timeoutMs = contract.timeoutMs;
-  if (timeoutMs === undefined) throw new Error(`the contract gives ${operationId} no x-timeout-ms`);
+  const { timeoutMs } = answerLimits(operationId);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   let answer: RawAnswer;
   try {
     answer = await send(AbortSignal.timeout(timeoutMs));
   } catch (error) {
-    const failure: PartnerFailure = isTimeout(error)
-      ? { kind: 'timeout', detail: `no answer within ${timeoutMs / 1000} s` }
-      : { kind: 'unreachable', detail: describeNetworkError(error) };
+    const failure: PartnerFailure =
+      error instanceof AnswerTooLargeError
+        ? { kind: 'too_large', status: error.status, detail: `${error.message} (the API allows ${error.limit})` }
+        : isTimeout(error)
+          ? { kind: 'timeout', detail: `no complete answer within ${timeoutMs / 1000} s` }
+          : { kind: 'unreachable', detail: describeNetworkError(error) };
     return { ok: false, failure, durationMs: elapsed() };
   }
   const { response } = answer;
@@ -58,20 +90,16 @@ export async function callPartner(
   if (response.status !== 200) {
     return { ok: false, failure: { kind: 'http_status', status: response.status, detail: `answered HTTP ${response.status} instead of 200` }, durationMs: elapsed() };
   }
+  // httpFetch hands over a complete, capped answer, so reading it here cannot wait or grow.
+  const bytes = answer.data instanceof ArrayBuffer ? answer.data : await response.arrayBuffer();
   let text: string;
-  try {
-    text = typeof answer.data === 'string' ? answer.data : typeof answer.error === 'string' ? answer.error : await response.text();
-  } catch (error) {
-    const failure: PartnerFailure = isTimeout(error)
-      ? { kind: 'timeout', detail: `the answer did not complete within ${timeoutMs / 1000} s` }
-      : { kind: 'unreachable', detail: `the connection broke during the answer: ${describeNetworkError(error)}` };
-    return { ok: false, failure, durationMs: elapsed() };
-  }
   let body: unknown;
   try {
-    body = parseLossless(text);
-  } catch {
-    return { ok: false, failure: { kind: 'not_json', status: response.status, detail: 'answered with a body that is not JSON' }, durationMs: elapsed() };
+    text = utf8.decode(bytes);
+    body = reading === 'forwarded' ? JSON.parse(text) : parseLossless(text);
+  } catch (error) {
+    const why = error instanceof Error ? `: ${error.message}` : '';
+    return { ok: false, failure: { kind: 'not_json', status: response.status, detail: `answered with a body that is not UTF-8 JSON${why}` }, durationMs: elapsed() };
   }
   const validate = contract.responses.get('200')?.validate;
   if (validate) {
@@ -80,8 +108,10 @@ export async function callPartner(
       return { ok: false, failure: { kind: 'invalid_body', status: response.status, detail: `answered with a body that breaks the API: ${result.message}` }, durationMs: elapsed() };
     }
   }
-  return { ok: true, status: response.status, body, durationMs: elapsed() };
+  return { ok: true, status: response.status, body, text, durationMs: elapsed() };
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function isTimeout(error: unknown): boolean {
   const name = (error as { name?: string })?.name;

@@ -3,12 +3,14 @@ import { ApiError } from '../http/apiError.js';
 import type { PartnerFailure } from '../partners/partnerCall.js';
 
 /**
- * A failed host app call, as the miniapp server sees it (ADR 0005): time-outs, refused
- * connections and non-200 answers are HOSTAPP_UNAVAILABLE (retrying helps); answers that are not
- * JSON or break the host app API are HOSTAPP_INVALID_RESPONSE.
+ * A failed host app call, as the miniapp server sees it (ADR 0005, 0016): time-outs (the whole
+ * answer must arrive in time), refused connections and non-200 answers are HOSTAPP_UNAVAILABLE
+ * (retrying helps); answers that are not JSON, are larger than the API allows or break the host
+ * app API are HOSTAPP_INVALID_RESPONSE.
  */
 export function hostappFailure(failure: PartnerFailure, call: string): ApiError {
-  const code: ErrorCode = failure.kind === 'not_json' || failure.kind === 'invalid_body' ? 'HOSTAPP_INVALID_RESPONSE' : 'HOSTAPP_UNAVAILABLE';
+  const invalid = failure.kind === 'not_json' || failure.kind === 'invalid_body' || failure.kind === 'too_large';
+  const code: ErrorCode = invalid ? 'HOSTAPP_INVALID_RESPONSE' : 'HOSTAPP_UNAVAILABLE';
   const advice = code === 'HOSTAPP_UNAVAILABLE' ? '; retry later' : '';
   return new ApiError(code, `the host app server ${call}: ${failure.detail}${advice}`);
 }

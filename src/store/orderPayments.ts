@@ -63,16 +63,25 @@ export type TransitionResult =
   | { outcome: "applied"; orderPayment: OrderPayment; delivery: Delivery }
   | { outcome: "unchanged" | "conflict"; orderPayment: OrderPayment };
 
-export interface CreateResult {
-  /** already_exists: the host app returned an order_payment_id already on record (a retried E3). */
-  outcome: "created" | "already_exists";
-  orderPayment: OrderPayment;
-}
+export type CreateResult =
+  /**
+   * created: recorded, and the reservation's keys marked done. already_exists: the host app
+   * returned an order_payment_id already on record for this same order (a retried E3); the keys
+   * are marked done with it.
+   */
+  | { outcome: "created" | "already_exists"; orderPayment: OrderPayment }
+  /**
+   * bound_elsewhere: the order_payment_id is on record for another order (another miniapp,
+   * miniapp_order_id or body, ADR 0016). Nothing was written: the keys stay pending for the
+   * caller to release.
+   */
+  | { outcome: "bound_elsewhere"; orderPayment: OrderPayment };
 
 export interface OrderPayments {
   /**
    * Creates the order payment in in_process with its first history entry and, in the same
-   * transaction, marks the reservation's idempotency keys done with its order_payment_id.
+   * transaction, marks the reservation's idempotency keys done with its order_payment_id. Keys
+   * are marked only when the order payment on record is this order (see CreateResult).
    */
   create(payment: NewOrderPayment, reservation: Reservation | null): Promise<CreateResult>;
   get(ref: OrderPaymentRef): Promise<OrderPayment | null>;
@@ -122,9 +131,22 @@ const getStatement = {
 };
 
 /**
+ * Whether the order payment on record in `source` is the order of the create statement's
+ * parameters: the same miniapp, order reference, user, amount, currency and order text. An
+ * order_payment_id names one order; the same id for another order is a host app fault.
+ */
+function sameOrderSql(source: string): string {
+  return `${source}.app_id = $2 AND ${source}.miniapp_order_id IS NOT DISTINCT FROM $4
+    AND ${source}.hostapp_user_id IS NOT DISTINCT FROM $5 AND ${source}.amount_text = $6::text
+    AND ${source}.currency = $7 AND ${source}.order_json = $8`;
+}
+
+/**
  * E1's record in one statement (a statement is atomic): the order payment, its first history
  * entry and the reservation's keys marked done. When the host app returned an order_payment_id
- * already on record, only the keys are marked and the recorded payment comes back instead.
+ * already on record for this same order, only the keys are marked and the recorded payment
+ * comes back (already_exists); when it is on record for another order, nothing is written and
+ * that order comes back (bound_elsewhere).
  */
 const createStatement = {
   name: "store.orderPayments.create",
@@ -135,15 +157,25 @@ const createStatement = {
       ON CONFLICT (client_id, order_payment_id) DO NOTHING
       RETURNING *
     ),
+    recorded AS (
+      SELECT *, ${sameOrderSql("order_payments")} AS same_order FROM order_payments
+      WHERE client_id = $3 AND order_payment_id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)
+    ),
     history AS (
       INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
       SELECT client_id, order_payment_id, NULL, payment_status, 'E1', NULL, created_at FROM inserted
     ),
-    completed AS (${completeReservationSql("$11", "$12", "$1")})
+    completed AS (${completeReservationSql("$11", "$12", "$1")}
+      AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM recorded WHERE same_order)))
     SELECT 'created' AS outcome, ${columns("inserted")} FROM inserted
     UNION ALL
-    SELECT 'already_exists', ${columns("order_payments")} FROM order_payments
-    WHERE client_id = $3 AND order_payment_id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+    SELECT CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, ${columns("recorded")} FROM recorded`,
+};
+
+/** The keys of a reservation marked done for an order payment committed by another request. */
+const completeReservationStatement = {
+  name: "store.orderPayments.completeReservation",
+  text: completeReservationSql("$1", "$2", "$3"),
 };
 
 /**
@@ -221,12 +253,16 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
       ];
       const [row] = await db.query<OrderPaymentRow & { outcome: CreateResult["outcome"] }>(createStatement, params);
       if (row) return { outcome: row.outcome, orderPayment: toOrderPayment(row) };
-      // The payment on record was committed after this statement's snapshot was taken.
-      const [existing] = await db.query<OrderPaymentRow>(
-        `SELECT ${columns("order_payments")} FROM order_payments WHERE client_id = $1 AND order_payment_id = $2`,
-        [payment.client_id, payment.order_payment_id],
+      // The payment on record was committed after this statement's snapshot was taken, so the
+      // statement neither saw it nor marked the keys: judge it now, and mark them if it is this order.
+      const [existing] = await db.query<OrderPaymentRow & { same_order: boolean }>(
+        `SELECT ${columns("order_payments")}, ${sameOrderSql("order_payments")} AS same_order FROM order_payments
+         WHERE client_id = $3 AND order_payment_id = $1`,
+        params.slice(0, 8),
       );
       if (!existing) throw new Error(`order payment ${payment.order_payment_id} neither created nor found`);
+      if (!existing.same_order) return { outcome: "bound_elsewhere", orderPayment: toOrderPayment(existing) };
+      if (reservation) await db.query(completeReservationStatement, [reservation.keys, reservation.reservation_id, payment.order_payment_id]);
       return { outcome: "already_exists", orderPayment: toOrderPayment(existing) };
     },
 

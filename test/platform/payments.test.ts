@@ -4,6 +4,7 @@ import { signRequest } from '../../src/auth/signing.js';
 import { loadDocument } from '../../src/contract/documents.js';
 import type { Received } from '../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
+import { decodeUserIdHeader, encodeUserIdHeader } from '../../src/partners/userIdHeader.js';
 import { basicAuthorization } from '../../src/auth/credentials.js';
 
 const SIGNED = { id: 'ma_signed', secret: 'signed-secret-1', signing: ['signing-secret-old', 'signing-secret-new'] };
@@ -184,11 +185,38 @@ describe('payment flow (spec steps 2–12)', () => {
   });
 });
 
+describe('hostapp_user_id is String(250): any characters (ADR 0016)', () => {
+  test('travels exactly in the E3 body and percent-encoded in X-User-ID on E3 and E4', async () => {
+    const user = 'Nguyễn Văn A 100% "x"\t😀';
+    const created = await harness.call('createOrderPayment', e1Body({ hostapp_user_id: user }), { authorization: harness.miniappAuth() });
+    expect(created.status).toBe(200);
+    const orderPaymentId = created.body.order_payment_id;
+    const e3 = harness.hostapp.receivedAt('/create-order-payment').at(-1)!;
+    expect(JSON.parse(e3.body).order.hostapp_user_id).toBe(user);
+    const header = e3.headers['x-user-id'] as string;
+    expect(header).toBe('Nguy%E1%BB%85n%20V%C4%83n%20A%20100%25%20"x"%09%F0%9F%98%80');
+    expect(decodeURIComponent(header)).toBe(user);
+    expect(decodeUserIdHeader(header)).toBe(user);
+
+    const query = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId };
+    statusAtHostapp.set(orderPaymentId, { ...query, payment_status: 'in_process' });
+    await harness.call('getPaymentStatus', query, { authorization: harness.miniappAuth() });
+    expect(harness.hostapp.receivedAt('/get-payment-status').at(-1)!.headers['x-user-id']).toBe(header);
+  });
+
+  test('a reference of visible ASCII without % travels unchanged', () => {
+    for (const user of ['u_48213', '!#$&\'()*+,/:;=?@[]~']) expect(encodeUserIdHeader(user)).toBe(user);
+  });
+
+  test('decoding refuses what the encoder never writes', () => {
+    for (const header of ['a%', 'a%4', 'a%4g', 'a%4a', 'a b', 'é', '%FF', '%C3']) expect(() => decodeUserIdHeader(header), header).toThrow(TypeError);
+  });
+});
+
 describe('E1 errors', () => {
   const cases: Array<[string, () => Promise<{ body: any; status: number }>, string]> = [
     ['invalid amount (3 decimals)', () => harness.call('createOrderPayment', e1Body({ amount: '1.234' }), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
     ['a NUL character in a string (no store can keep it)', () => harness.call('createOrderPayment', JSON.stringify(e1Body({ note: 'a\u0000b' })), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
-    ['a hostapp_user_id that cannot travel as X-User-ID', () => harness.call('createOrderPayment', e1Body({ hostapp_user_id: 'Nguyễn' }), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
     ['malformed JSON', () => harness.call('createOrderPayment', '{"app_id":', { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
     ['an item missing a field E3 requires', () => harness.call('createOrderPayment', e1Body({ items: [{ product_name: 'x' }] }), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
     ['host app refuses with INVALID_ORDER_DATA', () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'INVALID-1' }), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],

@@ -52,13 +52,37 @@ describeEachBackend("order payments", (database) => {
     await expect(store.orderPayments.create(newOrderPayment({ amount: "1.005" }), null)).rejects.toThrow();
   });
 
-  it("returns the existing record when the host app issues an order_payment_id already on record", async () => {
+  it("returns the existing record when the host app issues an order_payment_id already on record for this order", async () => {
     const input = newOrderPayment();
     await store.orderPayments.create(input, null);
     clock.advance(seconds(5));
-    const again = await store.orderPayments.create({ ...input, amount: "99.00" }, null);
+    const again = await store.orderPayments.create({ ...input, custom_attributes: '{"retried":true}' }, null);
     expect(again.outcome).toBe("already_exists");
-    expect(again.orderPayment.amount).toBe("12.30");
+    expect(again.orderPayment.custom_attributes).toBeNull();
+    expect(await store.orderPayments.history(refOf(input))).toHaveLength(1);
+  });
+
+  it("writes nothing when the host app issues an order_payment_id already bound to another order (ADR 0016)", async () => {
+    const input = newOrderPayment();
+    await store.orderPayments.create(input, null);
+    const others = [
+      { amount: "99.00" },
+      { app_id: "ma_other" },
+      { miniapp_order_id: "mo_another" },
+      { miniapp_order_id: null },
+      { hostapp_user_id: null },
+      { currency: "USD" },
+      { order_json: `${input.order_json} ` },
+    ];
+    for (const other of others) {
+      const scope = { app_id: other.app_id ?? input.app_id, client_id: input.client_id, miniapp_order_id: `mo_${Math.random()}`, idempotency_key: null };
+      const reserved = await store.idempotency.reserve(scope, "h-other");
+      if (reserved.outcome !== "reserved") throw new Error(reserved.outcome);
+      const again = await store.orderPayments.create({ ...input, ...other }, reserved.reservation);
+      expect(again, JSON.stringify(other)).toMatchObject({ outcome: "bound_elsewhere", orderPayment: { amount: "12.30", app_id: input.app_id } });
+      // The key was not marked done: the same request is still waiting, not answered with another order's id.
+      expect(await store.idempotency.reserve(scope, "h-other")).toEqual({ outcome: "in_progress" });
+    }
     expect(await store.orderPayments.history(refOf(input))).toHaveLength(1);
   });
 

@@ -129,27 +129,39 @@ describeEachBackend("round trips", (database, backend) => {
     expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, "h9")).outcome).toBe("reserved");
   });
 
-  it.skipIf(postgresOnly)("E1: finds the payment on record when it is committed after the statement's snapshot", async () => {
+  /** Races create against the same order_payment_id committed after the statement's snapshot, for `raced` (amount 1.00). */
+  async function createAgainstLateCommit(raced: { miniapp_order_id: string | null }) {
     const reserved = await direct.idempotency.reserve(scope, "h1");
     if (reserved.outcome !== "reserved") throw new Error(reserved.outcome);
-    const recorded = newOrderPayment({ miniapp_order_id: "mo_1" });
+    const recorded = newOrderPayment({ miniapp_order_id: "mo_1", amount: "1.00" });
     const holder = await database.connect();
     const result = await raceAgainstUncommitted(
       holder,
       database.db,
       (tx) =>
         tx.query(
-          `INSERT INTO order_payments (order_payment_id, app_id, client_id, amount_text, amount, currency, order_json,
-             payment_status, created_at, updated_at)
-           VALUES ($1, $2, $3, '1.00', 1.00, 'VND', '{}', 'in_process', $4, $4)`,
-          [recorded.order_payment_id, recorded.app_id, recorded.client_id, clock.now()],
+          `INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text,
+             amount, currency, order_json, payment_status, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, '1.00', 1.00, $6, $7, 'in_process', $8, $8)`,
+          [recorded.order_payment_id, recorded.app_id, recorded.client_id, raced.miniapp_order_id, recorded.hostapp_user_id, recorded.currency, recorded.order_json, clock.now()],
         ).then(() => undefined),
-      () => store.orderPayments.create({ ...recorded, amount: "99.00" }, reserved.reservation),
+      () => store.orderPayments.create(recorded, reserved.reservation),
     );
     await holder.close();
+    return { result, recorded };
+  }
 
+  it.skipIf(postgresOnly)("E1: finds the same order on record when it is committed after the statement's snapshot", async () => {
+    const { result, recorded } = await createAgainstLateCommit({ miniapp_order_id: "mo_1" });
     expect(result).toMatchObject({ outcome: "already_exists", orderPayment: { amount: "1.00" } });
-    expect(recording.take()).toEqual(["store.orderPayments.create", "SELECT"]);
+    expect(recording.take()).toEqual(["store.orderPayments.create", "SELECT", "store.orderPayments.completeReservation"]);
     expect(await direct.idempotency.reserve(scope, "h1")).toEqual({ outcome: "done", order_payment_id: recorded.order_payment_id });
+  });
+
+  it.skipIf(postgresOnly)("E1: marks nothing done when another order committed after the snapshot holds the id", async () => {
+    const { result } = await createAgainstLateCommit({ miniapp_order_id: "mo_someone_else" });
+    expect(result).toMatchObject({ outcome: "bound_elsewhere", orderPayment: { miniapp_order_id: "mo_someone_else" } });
+    expect(recording.take()).toEqual(["store.orderPayments.create", "SELECT"]);
+    expect(await direct.idempotency.reserve(scope, "h1")).toEqual({ outcome: "in_progress" });
   });
 });

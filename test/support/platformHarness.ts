@@ -110,7 +110,7 @@ export class PlatformHarness {
     if (documented?.contentType === 'application/json' || isHttpLevel) {
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
       const validate = documented?.validate ?? operation('createOrderPayment').responses.get('400')!.validate!;
-      const verdict = check(validate, parseLossless(responseText));
+      const verdict = check(validate, contractView(responseText));
       // Tests compare plain values; exact digits are asserted on `text`.
       result.body = JSON.parse(responseText);
       expect(verdict.valid, `${operationId} ${response.status} body breaks the contract: ${verdict.valid ? '' : verdict.message}: ${responseText}`).toBe(true);
@@ -129,6 +129,19 @@ export class PlatformHarness {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
+  }
+}
+
+/**
+ * The answer as the contract check sees it: read without loss, or, for a forwarded E7 answer that
+ * names a member twice (passed on byte for byte, ADR 0016), by JSON.parse's last-name-wins reading.
+ */
+function contractView(text: string): unknown {
+  try {
+    return parseLossless(text);
+  } catch (error) {
+    if (error instanceof SyntaxError && error.message.startsWith('Duplicate key')) return JSON.parse(text);
+    throw error;
   }
 }
 
