@@ -125,7 +125,10 @@ export interface components {
             product_sku?: string;
             /** @description Image URL. String(250) on E1, String(500) on E3. */
             product_image_url?: string;
-            /** @description How many; a positive integer that fits a signed 32-bit integer (ADR 0020). */
+            /**
+             * Format: int32
+             * @description How many; a positive integer that fits a signed 32-bit integer (ADR 0020).
+             */
             quantity?: number;
             /** @description Price of one item. */
             price?: components["schemas"]["Decimal"];

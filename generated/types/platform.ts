@@ -444,7 +444,10 @@ export interface components {
             product_sku?: string;
             /** @description Image URL. String(250) on E1, String(500) on E3. */
             product_image_url?: string;
-            /** @description How many; a positive integer that fits a signed 32-bit integer (ADR 0020). */
+            /**
+             * Format: int32
+             * @description How many; a positive integer that fits a signed 32-bit integer (ADR 0020).
+             */
             quantity?: number;
             /** @description Price of one item. */
             price?: components["schemas"]["Decimal"];
@@ -754,6 +757,7 @@ export interface components {
             client_id: components["schemas"]["ClientId"];
             payment_status: components["schemas"]["PaymentStatus"];
             status: components["schemas"]["DeliveryStatus"];
+            /** Format: int32 */
             attempts_made: number;
             /** Format: date-time */
             next_attempt_at?: string | null;
@@ -778,13 +782,18 @@ export interface components {
          * @description One attempt to deliver an E6 callback.
          */
         DeliveryAttempt: {
+            /** Format: int32 */
             attempt: number;
             /** Format: date-time */
             started_at: string;
+            /** Format: int32 */
             duration_ms: number;
             /** @enum {string} */
             outcome: "delivered" | "failed";
-            /** @description Status the miniapp server answered with, when it answered. */
+            /**
+             * Format: int32
+             * @description Status the miniapp server answered with, when it answered.
+             */
             http_status?: number;
             /** @description Why the attempt failed. */
             error?: string;
