@@ -1,13 +1,16 @@
 /**
- * npm run check: the contract lints clean (warnings fail too), generated/ is exactly what the
- * sources produce, and everything type-checks. Exits 1 on any failure, after running every step.
+ * npm run check: the contract, its Arazzo workflows and the sandbox control descriptions lint
+ * clean (warnings fail too), generated/ is exactly what the
+ * sources produce, the bundles pass Spectral's OWASP API ruleset (exceptions in .spectral.yaml),
+ * and everything type-checks. Exits 1 on any failure, after running every step.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { generateAll } from './generate/generate-all.js';
 import { compareTrees, firstDifference, isSame } from './lib/file-tree.js';
-import { lintContract } from './lib/lint.js';
+import { lintContract, workflowDocuments } from './lib/lint.js';
+import { spectralContract } from './lib/spectral.js';
 import { generatedDir } from './lib/paths.js';
 import { typeCheck } from './lib/typecheck.js';
 
@@ -21,6 +24,16 @@ async function lintStep(): Promise<void> {
   }
   failures.push('lint');
   console.error(`✘ lint: ${lint.errors} error(s), ${lint.warnings} warning(s)\n${lint.report}`);
+}
+
+async function workflowLintStep(): Promise<void> {
+  const lint = await lintContract(workflowDocuments());
+  if (lint.errors + lint.warnings === 0) {
+    console.log('✔ lint (Arazzo workflows, sandbox controls): 0 errors, 0 warnings');
+    return;
+  }
+  failures.push('workflow lint');
+  console.error(`✘ lint (Arazzo workflows, sandbox controls): ${lint.errors} error(s), ${lint.warnings} warning(s)\n${lint.report}`);
 }
 
 async function generatedStep(): Promise<void> {
@@ -44,6 +57,16 @@ async function generatedStep(): Promise<void> {
   }
 }
 
+async function owaspStep(): Promise<void> {
+  const spectral = await spectralContract();
+  if (spectral.problems === 0) {
+    console.log('✔ spectral (OWASP API ruleset): 0 problems');
+    return;
+  }
+  failures.push('spectral');
+  console.error(`✘ spectral (OWASP API ruleset): ${spectral.problems} problem(s); fix them or list the exception with its reason in .spectral.yaml\n${spectral.report}`);
+}
+
 async function typeStep(): Promise<void> {
   const types = await typeCheck();
   if (types.ok) {
@@ -54,7 +77,7 @@ async function typeStep(): Promise<void> {
   console.error(`✘ tsc --noEmit:\n${types.report}`);
 }
 
-for (const step of [lintStep, generatedStep, typeStep]) {
+for (const step of [lintStep, workflowLintStep, generatedStep, owaspStep, typeStep]) {
   await step().catch((error: unknown) => {
     failures.push(step.name);
     console.error(`✘ ${step.name}: ${error instanceof Error ? error.message : String(error)}`);

@@ -230,8 +230,8 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate56.evaluated = { "dynamicProps": false, "dynamicItems": false };
+var func4 = decimalViolation;
 var pattern3 = new RegExp("^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$", "u");
-var func3 = decimalViolation;
 function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -266,21 +266,31 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs4 = errors;
             if (errors === _errs4) {
               if (typeof data0 === "string") {
-                if (!pattern3.test(data0)) {
-                  const err0 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/pattern", keyword: "pattern", params: { pattern: "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$" }, message: 'must match pattern "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$"' };
+                if (func1(data0) > 21) {
+                  const err0 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/maxLength", keyword: "maxLength", params: { limit: 21 }, message: "must NOT have more than 21 characters" };
                   if (vErrors === null) {
                     vErrors = [err0];
                   } else {
                     vErrors.push(err0);
                   }
                   errors++;
+                } else {
+                  if (!pattern3.test(data0)) {
+                    const err1 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/pattern", keyword: "pattern", params: { pattern: "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$" }, message: 'must match pattern "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$"' };
+                    if (vErrors === null) {
+                      vErrors = [err1];
+                    } else {
+                      vErrors.push(err1);
+                    }
+                    errors++;
+                  }
                 }
               } else {
-                const err1 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err2 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err1];
+                  vErrors = [err2];
                 } else {
-                  vErrors.push(err1);
+                  vErrors.push(err2);
                 }
                 errors++;
               }
@@ -291,30 +301,30 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
             if (errors === _errs6) {
               if (typeof data0 == "number" && isFinite(data0)) {
                 if (data0 > 1e20 || isNaN(data0)) {
-                  const err2 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e20 }, message: "must be <= 100000000000000000000" };
+                  const err3 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e20 }, message: "must be <= 100000000000000000000" };
                   if (vErrors === null) {
-                    vErrors = [err2];
+                    vErrors = [err3];
                   } else {
-                    vErrors.push(err2);
+                    vErrors.push(err3);
                   }
                   errors++;
                 } else {
                   if (data0 < 0 || isNaN(data0)) {
-                    const err3 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                    const err4 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                     if (vErrors === null) {
-                      vErrors = [err3];
+                      vErrors = [err4];
                     } else {
-                      vErrors.push(err3);
+                      vErrors.push(err4);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err4 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                const err5 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                 if (vErrors === null) {
-                  vErrors = [err4];
+                  vErrors = [err5];
                 } else {
-                  vErrors.push(err4);
+                  vErrors.push(err5);
                 }
                 errors++;
               }
@@ -322,11 +332,11 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
             var _valid0 = _errs6 === errors;
             valid1 = valid1 || _valid0;
             if (!valid1) {
-              const err5 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+              const err6 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
               if (vErrors === null) {
-                vErrors = [err5];
+                vErrors = [err6];
               } else {
-                vErrors.push(err5);
+                vErrors.push(err6);
               }
               errors++;
               validate60.errors = vErrors;
@@ -340,7 +350,7 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
                   vErrors = null;
                 }
               }
-              if ((typeof data0 == "string" || typeof data0 == "number") && func3(String(data0), { "precision": 20, "scale": 2, "minimum": "0" }) !== void 0) {
+              if ((typeof data0 == "string" || typeof data0 == "number") && func4(String(data0), { "precision": 20, "scale": 2, "minimum": "0" }) !== void 0) {
                 validate60.errors = [{ instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/x-decimal", keyword: "x-decimal", params: {}, message: 'must pass "x-decimal" keyword validation' }];
                 return false;
               }
@@ -599,21 +609,31 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs4 = errors;
             if (errors === _errs4) {
               if (typeof data0 === "string") {
-                if (!pattern3.test(data0)) {
-                  const err0 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/pattern", keyword: "pattern", params: { pattern: "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$" }, message: 'must match pattern "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$"' };
+                if (func1(data0) > 21) {
+                  const err0 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/maxLength", keyword: "maxLength", params: { limit: 21 }, message: "must NOT have more than 21 characters" };
                   if (vErrors === null) {
                     vErrors = [err0];
                   } else {
                     vErrors.push(err0);
                   }
                   errors++;
+                } else {
+                  if (!pattern3.test(data0)) {
+                    const err1 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/pattern", keyword: "pattern", params: { pattern: "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$" }, message: 'must match pattern "^(?:(?:0|[1-9]\\d{0,19})|(?:0|[1-9]\\d{0,18})\\.\\d|(?:0|[1-9]\\d{0,17})\\.\\d{2})$"' };
+                    if (vErrors === null) {
+                      vErrors = [err1];
+                    } else {
+                      vErrors.push(err1);
+                    }
+                    errors++;
+                  }
                 }
               } else {
-                const err1 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err2 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err1];
+                  vErrors = [err2];
                 } else {
-                  vErrors.push(err1);
+                  vErrors.push(err2);
                 }
                 errors++;
               }
@@ -624,30 +644,30 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
             if (errors === _errs6) {
               if (typeof data0 == "number" && isFinite(data0)) {
                 if (data0 > 1e20 || isNaN(data0)) {
-                  const err2 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e20 }, message: "must be <= 100000000000000000000" };
+                  const err3 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e20 }, message: "must be <= 100000000000000000000" };
                   if (vErrors === null) {
-                    vErrors = [err2];
+                    vErrors = [err3];
                   } else {
-                    vErrors.push(err2);
+                    vErrors.push(err3);
                   }
                   errors++;
                 } else {
                   if (data0 < 0 || isNaN(data0)) {
-                    const err3 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                    const err4 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                     if (vErrors === null) {
-                      vErrors = [err3];
+                      vErrors = [err4];
                     } else {
-                      vErrors.push(err3);
+                      vErrors.push(err4);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err4 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                const err5 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                 if (vErrors === null) {
-                  vErrors = [err4];
+                  vErrors = [err5];
                 } else {
-                  vErrors.push(err4);
+                  vErrors.push(err5);
                 }
                 errors++;
               }
@@ -655,11 +675,11 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
             var _valid0 = _errs6 === errors;
             valid1 = valid1 || _valid0;
             if (!valid1) {
-              const err5 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+              const err6 = { instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
               if (vErrors === null) {
-                vErrors = [err5];
+                vErrors = [err6];
               } else {
-                vErrors.push(err5);
+                vErrors.push(err6);
               }
               errors++;
               validate68.errors = vErrors;
@@ -673,7 +693,7 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
                   vErrors = null;
                 }
               }
-              if ((typeof data0 == "string" || typeof data0 == "number") && func3(String(data0), { "precision": 20, "scale": 2, "minimum": "0" }) !== void 0) {
+              if ((typeof data0 == "string" || typeof data0 == "number") && func4(String(data0), { "precision": 20, "scale": 2, "minimum": "0" }) !== void 0) {
                 validate68.errors = [{ instancePath: instancePath + "/amount", schemaPath: "#/properties/amount/x-decimal", keyword: "x-decimal", params: {}, message: 'must pass "x-decimal" keyword validation' }];
                 return false;
               }

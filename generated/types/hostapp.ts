@@ -138,7 +138,10 @@ export interface components {
             product_sku?: string;
             /** @description Image URL. String(250) on E1, String(500) on E3. */
             product_image_url?: string;
-            /** @description How many; a positive integer. */
+            /**
+             * Format: int32
+             * @description How many; a positive integer that fits a signed 32-bit integer (ADR 0020).
+             */
             quantity?: number;
             /** @description Price of one item. */
             price?: components["schemas"]["Decimal"];
@@ -215,7 +218,7 @@ export interface components {
             tax_amount?: components["schemas"]["Decimal"];
             /** @description Whether taxes are included in the prices. */
             taxes_included?: boolean;
-            /** @description Additional notes. */
+            /** @description Additional notes. The spec says free text; at most 2000 characters (ADR 0020). */
             note?: string;
             /** @description Order reference in the miniapp. String(250) on E1, String(255) on E3. */
             miniapp_order_id?: string;
@@ -226,7 +229,7 @@ export interface components {
              *     as it is.
              */
             hostapp_user_id?: string;
-            /** @description Purchased items. */
+            /** @description Purchased items, at most 500 (ADR 0020). */
             items?: components["schemas"]["OrderItem"][];
             shipping_address?: components["schemas"]["OrderShippingAddress"];
             custom_attributes?: components["schemas"]["CustomAttributes"];
@@ -307,7 +310,7 @@ export interface components {
         PaymentStatus: "in_process" | "paid" | "cancelled" | "failed";
         /**
          * PaymentFailReason
-         * @description Why a payment failed, in the host app's words. Sent with `payment_status` = `failed`.
+         * @description Why a payment failed, in the host app's words. Sent with `payment_status` = `failed`. At most 1000 characters (the spec says String; ADR 0020).
          * @example Insufficient balance
          */
         PaymentFailReason: string;

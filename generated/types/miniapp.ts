@@ -82,7 +82,7 @@ export interface components {
         PaymentStatus: "in_process" | "paid" | "cancelled" | "failed";
         /**
          * PaymentFailReason
-         * @description Why a payment failed, in the host app's words. Sent with `payment_status` = `failed`.
+         * @description Why a payment failed, in the host app's words. Sent with `payment_status` = `failed`. At most 1000 characters (the spec says String; ADR 0020).
          * @example Insufficient balance
          */
         PaymentFailReason: string;

@@ -462,7 +462,10 @@ export interface components {
             product_sku?: string;
             /** @description Image URL. String(250) on E1, String(500) on E3. */
             product_image_url?: string;
-            /** @description How many; a positive integer. */
+            /**
+             * Format: int32
+             * @description How many; a positive integer that fits a signed 32-bit integer (ADR 0020).
+             */
             quantity?: number;
             /** @description Price of one item. */
             price?: components["schemas"]["Decimal"];
@@ -539,7 +542,7 @@ export interface components {
             tax_amount?: components["schemas"]["Decimal"];
             /** @description Whether taxes are included in the prices. */
             taxes_included?: boolean;
-            /** @description Additional notes. */
+            /** @description Additional notes. The spec says free text; at most 2000 characters (ADR 0020). */
             note?: string;
             /** @description Order reference in the miniapp. String(250) on E1, String(255) on E3. */
             miniapp_order_id?: string;
@@ -550,7 +553,7 @@ export interface components {
              *     as it is.
              */
             hostapp_user_id?: string;
-            /** @description Purchased items. */
+            /** @description Purchased items, at most 500 (ADR 0020). */
             items?: components["schemas"]["OrderItem"][];
             shipping_address?: components["schemas"]["OrderShippingAddress"];
             custom_attributes?: components["schemas"]["CustomAttributes"];
@@ -613,7 +616,7 @@ export interface components {
          */
         Error: {
             error_code: components["schemas"]["ErrorCode"];
-            /** @description What went wrong, in English, naming the offending field where there is one. */
+            /** @description What went wrong, in English, naming the offending field where there is one. At most 1000 characters. */
             error_message: string;
         };
         /**
@@ -635,7 +638,7 @@ export interface components {
         PaymentStatus: "in_process" | "paid" | "cancelled" | "failed";
         /**
          * PaymentFailReason
-         * @description Why a payment failed, in the host app's words. Sent with `payment_status` = `failed`.
+         * @description Why a payment failed, in the host app's words. Sent with `payment_status` = `failed`. At most 1000 characters (the spec says String; ADR 0020).
          * @example Insufficient balance
          */
         PaymentFailReason: string;
@@ -773,6 +776,7 @@ export interface components {
             client_id: components["schemas"]["ClientId"];
             payment_status: components["schemas"]["PaymentStatus"];
             status: components["schemas"]["DeliveryStatus"];
+            /** Format: int32 */
             attempts_made: number;
             /** Format: date-time */
             next_attempt_at?: string | null;
@@ -787,6 +791,7 @@ export interface components {
          * @description A page of deliveries, newest first.
          */
         DeliveryList: {
+            /** @description At most `limit` (at most 200) deliveries. */
             deliveries: components["schemas"]["Delivery"][];
             /** @description Pass as `cursor` to read the next page; null on the last page. */
             next_cursor?: string | null;
@@ -796,13 +801,18 @@ export interface components {
          * @description One attempt to deliver an E6 callback.
          */
         DeliveryAttempt: {
+            /** Format: int32 */
             attempt: number;
             /** Format: date-time */
             started_at: string;
+            /** Format: int32 */
             duration_ms: number;
             /** @enum {string} */
             outcome: "delivered" | "failed";
-            /** @description Status the miniapp server answered with, when it answered. */
+            /**
+             * Format: int32
+             * @description Status the miniapp server answered with, when it answered.
+             */
             http_status?: number;
             /** @description Why the attempt failed. */
             error?: string;
@@ -1064,7 +1074,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A query parameter is invalid (`INVALID_REQUEST`). */
+        /** @description A query or path parameter is invalid (`INVALID_REQUEST`). Do not retry; fix the request. */
         InvalidRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1461,6 +1471,8 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDelivery: {
@@ -1487,8 +1499,11 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryDetail"];
                 };
             };
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["DeliveryNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     redeliverDelivery: {
@@ -1515,8 +1530,11 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["DeliveryNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getHealth: {
@@ -1537,6 +1555,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReadiness: {
@@ -1557,13 +1576,16 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Not ready. */
+            /**
+             * @description Not ready (a `Health` body), or an unexpected failure while checking (an `Error` body with
+             *     `UNKNOWN_ERROR`). Either way: do not route traffic here yet.
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["Health"] | components["schemas"]["Error"];
                 };
             };
         };
@@ -1591,6 +1613,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createHostappOrderPayment: {

@@ -11,6 +11,10 @@ export interface Location {
   closedTo?: unknown[];
   decimal?: DecimalRule;
   integerMinimum?: number;
+  /** The effective largest integer: the smallest `maximum` of an integer schema that applies. */
+  integerMaximum?: number;
+  /** The effective largest array: the smallest `maxItems` among every schema that applies. */
+  maxItems?: number;
   /** Names the schema requires at this location when it is an object. */
   required: string[];
 }
@@ -35,6 +39,8 @@ export function locations(api: ApiName, schema: unknown): Location[] {
     if ('const' in current) location.closedTo = [current.const];
     if (current['x-decimal']) location.decimal = current['x-decimal'] as DecimalRule;
     if (current.type === 'integer' && typeof current.minimum === 'number') location.integerMinimum = current.minimum;
+    if (current.type === 'integer' && typeof current.maximum === 'number') location.integerMaximum = Math.min(location.integerMaximum ?? Infinity, current.maximum);
+    if (typeof current.maxItems === 'number') location.maxItems = Math.min(location.maxItems ?? Infinity, current.maxItems);
     for (const name of (current.required as string[] | undefined) ?? []) if (!location.required.includes(name)) location.required.push(name);
     for (const branch of (current.allOf as unknown[] | undefined) ?? []) visit(branch, path, depth + 1);
     if (current.then) visit(current.then, path, depth + 1);

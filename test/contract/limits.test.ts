@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { DecimalRule } from '../../src/contract/decimal.js';
 import { loadDocument, resolve, type ApiName } from '../../src/contract/documents.js';
 import { dotted, hasAt, withoutAt, withRawAt, type JsonPath } from '../../src/contract/jsonPath.js';
+import { stringifyLossless } from '../../src/contract/json.js';
 import { contractOperations, check, operation } from '../../src/contract/operations.js';
 import { locations } from '../../src/contract/schemaLocations.js';
 import { requestExamples, requestSchema } from '../support/contract-requests.js';
@@ -69,6 +70,51 @@ describe('string lengths: maxLength n passes, n+1 is refused naming the field (d
     expect(limitOf('platform', 'createOrderPayment', ['order', 'items', 0, 'product_image_url'])).toBe(250);
     expect(limitOf('hostapp', 'createHostappOrderPayment', ['order', 'items', 0, 'product_image_url'])).toBe(500);
     expect(limitOf('platform', 'sendMiniappEvent', ['payload', 'fulfillment_status'])).toBe(100);
+  });
+});
+
+describe('integer maximums: maximum passes, maximum+1 is refused naming the field (derived from the contract)', () => {
+  const vectors = bodyOperations.flatMap(({ api, operationId }) =>
+    locations(api, requestSchema(api, operationId)).flatMap(({ path, integerMaximum }) =>
+      integerMaximum === undefined ? [] : [[`${operationId} ${dotted(path)} (${integerMaximum})`, operationId, path, integerMaximum] as const],
+    ),
+  );
+
+  test('item quantity is bounded on E1 and E3', () => {
+    expect(vectors.map(([name]) => name)).toEqual(
+      expect.arrayContaining([expect.stringContaining('createOrderPayment order.items[0].quantity'), expect.stringContaining('createHostappOrderPayment order.items[0].quantity')]),
+    );
+  });
+
+  test.each(vectors)('%s', (_name, operationId, path, maximum) => {
+    expectValid(operationId, path, String(maximum));
+    expectRefused(operationId, path, String(maximum + 1));
+  });
+});
+
+describe('array sizes: maxItems passes, maxItems+1 is refused naming the array (derived from the contract)', () => {
+  const vectors = bodyOperations.flatMap(({ api, operationId }) =>
+    locations(api, requestSchema(api, operationId)).flatMap(({ path, maxItems }) =>
+      maxItems === undefined ? [] : [[`${operationId} ${dotted(path)} (${maxItems})`, operationId, path, maxItems] as const],
+    ),
+  );
+
+  test('order items are bounded on E1 and E3', () => {
+    expect(vectors.map(([name]) => name)).toEqual(
+      expect.arrayContaining([expect.stringContaining('createOrderPayment order.items'), expect.stringContaining('createHostappOrderPayment order.items')]),
+    );
+  });
+
+  test.each(vectors)('%s', (_name, operationId, path, maxItems) => {
+    // Copies of the example's first element, so only the count can break the schema.
+    const example = baseFor(operationId, [...path, 0]);
+    const array = path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], example) as unknown[];
+    const element = stringifyLossless(array[0]);
+    const list = (count: number) => `[${Array.from({ length: count }, () => element).join(',')}]`;
+    const atLimit = verdict(operationId, path, list(maxItems));
+    expect(atLimit.valid ? 'valid' : atLimit.message, `${maxItems} elements`).toBe('valid');
+    const overLimit = verdict(operationId, path, list(maxItems + 1));
+    expect(overLimit.valid ? 'valid' : overLimit.message, `${maxItems + 1} elements`).toBe(`${dotted(path)} must NOT have more than ${maxItems} items`);
   });
 });
 
