@@ -228,7 +228,9 @@ class Run {
       url = `${url}?${signed}`;
     }
     if (this.signer && shape.carrier !== 'none') {
-      Object.assign(headers, variant === 'bad-signature' ? this.signer.sign(signed, [`not-${this.token}-secret`]) : this.signer.sign(signed));
+      // webhook-id: the event id where the operation carries one, as Minibridge signs E6 and E7.
+      const messageId = headers['X-Minibridge-Event-Id'];
+      Object.assign(headers, variant === 'bad-signature' ? this.signer.sign(signed, { secrets: [`not-${this.token}-secret`], messageId }) : this.signer.sign(signed, { messageId }));
     }
     return { method: shape.operation.method, url, headers, body };
   }
