@@ -222,7 +222,7 @@ export interface components {
          * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
          *     per active signing secret); present when the partner enabled signing (see the Platform API's
          *     `requestSignature` and the authentication guide).
-         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
          */
         WebhookSignature: string;
         /**
@@ -285,7 +285,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**
@@ -350,7 +350,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**

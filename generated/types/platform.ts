@@ -1157,7 +1157,7 @@ export interface components {
          * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
          *     per active signing secret); present when the partner enabled signing (see the Platform API's
          *     `requestSignature` and the authentication guide).
-         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
          */
         WebhookSignature: string;
         /** @description Miniapp identifier. */
@@ -1729,7 +1729,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**
@@ -1801,7 +1801,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**
@@ -1854,7 +1854,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**
@@ -1911,7 +1911,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**
@@ -1969,7 +1969,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**
@@ -2034,7 +2034,7 @@ export interface operations {
                  * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
                  *     per active signing secret); present when the partner enabled signing (see the Platform API's
                  *     `requestSignature` and the authentication guide).
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
                  */
                 "webhook-signature"?: components["parameters"]["WebhookSignature"];
                 /**

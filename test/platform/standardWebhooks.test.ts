@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { reportOutcome } from '../../examples/hostapp-express/completeOrder.js';
 import { signRequest, signatureInput, standardSecret, verifyRequest } from '../../src/auth/signing.js';
 import type { Received } from '../support/fakePartners.js';
 import { e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
@@ -110,6 +111,16 @@ describe('inbound requests signed by the standardwebhooks package', () => {
     const both = signRequest(body, [MINIAPP_SIGNING]);
     const wrongStandard = { ...both, 'webhook-signature': packageSigned(new Webhook(`whsec_${Buffer.from('another-key-of-thirty-two-bytes!').toString('base64')}`), body)['webhook-signature'] };
     expect((await harness.call('createOrderPayment', body, { headers: wrongStandard })).body.error_code).toBe('UNAUTHORIZED');
+  });
+
+  test("the example host app's E5, signed with the package, is accepted", async () => {
+    const e1 = JSON.stringify(e1Body());
+    harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_example' });
+    expect((await harness.call('createOrderPayment', e1, { headers: packageSigned(miniappWebhook, e1) })).status).toBe(200);
+    const payment = { orderPaymentId: 'hop_sw_example', appId: MINIAPP.id, miniappOrderId: undefined, userId: undefined, currency: 'VND', amount: '125000.00', status: 'in_process' as const, fulfillment: undefined };
+    const credentials = { clientId: HOSTAPP.id, secretKey: HOSTAPP.secret };
+    await expect(reportOutcome(harness.running.url, credentials, { ...payment }, 'paid')).rejects.toThrow(/UNAUTHORIZED/);
+    await expect(reportOutcome(harness.running.url, { ...credentials, signingSecrets: [HOSTAPP_SIGNING] }, { ...payment }, 'paid')).resolves.toMatchObject({ code: 'SUCCESS' });
   });
 
   test('the deprecated X-Minibridge-* scheme alone is still accepted during its deprecation period', async () => {
