@@ -19,7 +19,10 @@ Options:
   --credentials <id:secret>     the credentials the dashboard issued (see above)
   --hostapp-credentials <id:secret>  platform only: the linked host app
   --token-prefix <prefix>       host app Authorization prefix (default Token)
-  --signing-secret <secret>     sign requests (repeat for two active secrets)
+  --signing-secret <secret>     sign requests as Minibridge does (Standard Webhooks, plus the
+                                deprecated X-Minibridge-* until 2027-06-01) and probe with wrong
+                                signatures; the secret as registered or its whsec_ form (repeat
+                                for two active secrets)
   --paths e3=/x,e4=/y,e6=/z,e7=/w  registered paths (or full URLs) instead of the contract's defaults
   --e4-method POST|GET          which E4 variant the host app registered (default POST)
   --app-id <id>                 hostapp: the miniapp named in requests (default: the contract's example)
@@ -33,7 +36,10 @@ Options:
 Checks:
 ${CHECKS.map((check) => `  ${check.padEnd(13)}${CHECK_DESCRIPTIONS[check]}`).join('\n')}
 
-Exit code 0 when every check passes, 1 when one fails, 2 on a usage error.`;
+Before the checks each operation is asked once: when the server cannot be reached, or refuses
+the credentials on every operation, the run stops with one message saying which option to check.
+
+Exit code 0 when every check passes, 1 when one fails or the run stops, 2 on a usage error.`;
 
 class UsageError extends Error {}
 

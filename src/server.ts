@@ -110,6 +110,6 @@ export function createLogger(level: string): Logger {
   return pino({
     level,
     base: { service: 'minibridge' },
-    redact: { paths: ['req.headers.authorization', 'req.headers["x-user-access-token"]', 'req.headers["x-minibridge-signature"]', '*.secretKey', '*.signingSecrets'], censor: '[redacted]' },
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-user-access-token"]', 'req.headers["x-minibridge-signature"]', 'req.headers["webhook-signature"]', '*.secretKey', '*.signingSecrets'], censor: '[redacted]' },
   });
 }

@@ -49,7 +49,7 @@ export interface paths {
          * Get the status of an order payment at the host app, GET variant (E4)
          * @description The same as the POST variant, for host apps that registered GET in the dashboard: the body's
          *     fields are query parameters. With request signing, the signed "body" is the raw query
-         *     string.
+         *     string without the leading `?`.
          */
         get: operations["queryHostappPaymentStatus"];
         put?: never;
@@ -424,10 +424,39 @@ export interface components {
          */
         XUserId: string;
         /**
-         * @description Unix seconds at sending; required with `X-Minibridge-Signature` (see `requestSignature`).
+         * @description Standard Webhooks message ID; required when the request is signed (see `requestSignature`).
+         *     The same on every retry of one message; a new one for every new message.
+         * @example msg_2b0c8e1f6a9d4c3e8f7a6b5c4d3e2f10
+         */
+        WebhookId: string;
+        /**
+         * @description Standard Webhooks timestamp, Unix seconds at sending; required when the request is signed (see `requestSignature`).
+         * @example 1795250000
+         */
+        WebhookTimestamp: string;
+        /**
+         * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
+         *     per active signing secret); present when the partner enabled signing (see the Platform API's
+         *     `requestSignature` and the authentication guide).
+         * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
+         */
+        WebhookSignature: string;
+        /**
+         * @deprecated
+         * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+         *     Unix seconds at sending; required with `X-Minibridge-Signature`. Sign with `webhook-id`,
+         *     `webhook-timestamp` and `webhook-signature` instead.
          * @example 1795250000
          */
         XMinibridgeTimestamp: string;
+        /**
+         * @deprecated
+         * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+         *     `v1=<hex>` entries separated by commas, hex = lowercase HMAC-SHA256(secret,
+         *     `<X-Minibridge-Timestamp>.<raw body>`). Verify `webhook-signature` instead.
+         * @example v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81
+         */
+        XMinibridgeSignature: string;
         /** @description Miniapp identifier. */
         AppIdQuery: components["schemas"]["AppId"];
         /** @description Host app identifier. */
@@ -472,10 +501,39 @@ export interface operations {
                  */
                 "X-User-ID"?: components["parameters"]["XUserId"];
                 /**
-                 * @description Unix seconds at sending; required with `X-Minibridge-Signature` (see `requestSignature`).
+                 * @description Standard Webhooks message ID; required when the request is signed (see `requestSignature`).
+                 *     The same on every retry of one message; a new one for every new message.
+                 * @example msg_2b0c8e1f6a9d4c3e8f7a6b5c4d3e2f10
+                 */
+                "webhook-id"?: components["parameters"]["WebhookId"];
+                /**
+                 * @description Standard Webhooks timestamp, Unix seconds at sending; required when the request is signed (see `requestSignature`).
+                 * @example 1795250000
+                 */
+                "webhook-timestamp"?: components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
+                 *     per active signing secret); present when the partner enabled signing (see the Platform API's
+                 *     `requestSignature` and the authentication guide).
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookSignature"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     Unix seconds at sending; required with `X-Minibridge-Signature`. Sign with `webhook-id`,
+                 *     `webhook-timestamp` and `webhook-signature` instead.
                  * @example 1795250000
                  */
                 "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     `v1=<hex>` entries separated by commas, hex = lowercase HMAC-SHA256(secret,
+                 *     `<X-Minibridge-Timestamp>.<raw body>`). Verify `webhook-signature` instead.
+                 * @example v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81
+                 */
+                "X-Minibridge-Signature"?: components["parameters"]["XMinibridgeSignature"];
             };
             path?: never;
             cookie?: never;
@@ -522,10 +580,39 @@ export interface operations {
                  */
                 "X-User-ID"?: components["parameters"]["XUserId"];
                 /**
-                 * @description Unix seconds at sending; required with `X-Minibridge-Signature` (see `requestSignature`).
+                 * @description Standard Webhooks message ID; required when the request is signed (see `requestSignature`).
+                 *     The same on every retry of one message; a new one for every new message.
+                 * @example msg_2b0c8e1f6a9d4c3e8f7a6b5c4d3e2f10
+                 */
+                "webhook-id"?: components["parameters"]["WebhookId"];
+                /**
+                 * @description Standard Webhooks timestamp, Unix seconds at sending; required when the request is signed (see `requestSignature`).
+                 * @example 1795250000
+                 */
+                "webhook-timestamp"?: components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
+                 *     per active signing secret); present when the partner enabled signing (see the Platform API's
+                 *     `requestSignature` and the authentication guide).
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookSignature"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     Unix seconds at sending; required with `X-Minibridge-Signature`. Sign with `webhook-id`,
+                 *     `webhook-timestamp` and `webhook-signature` instead.
                  * @example 1795250000
                  */
                 "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     `v1=<hex>` entries separated by commas, hex = lowercase HMAC-SHA256(secret,
+                 *     `<X-Minibridge-Timestamp>.<raw body>`). Verify `webhook-signature` instead.
+                 * @example v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81
+                 */
+                "X-Minibridge-Signature"?: components["parameters"]["XMinibridgeSignature"];
             };
             path?: never;
             cookie?: never;
@@ -553,10 +640,39 @@ export interface operations {
                  */
                 "X-User-ID"?: components["parameters"]["XUserId"];
                 /**
-                 * @description Unix seconds at sending; required with `X-Minibridge-Signature` (see `requestSignature`).
+                 * @description Standard Webhooks message ID; required when the request is signed (see `requestSignature`).
+                 *     The same on every retry of one message; a new one for every new message.
+                 * @example msg_2b0c8e1f6a9d4c3e8f7a6b5c4d3e2f10
+                 */
+                "webhook-id"?: components["parameters"]["WebhookId"];
+                /**
+                 * @description Standard Webhooks timestamp, Unix seconds at sending; required when the request is signed (see `requestSignature`).
+                 * @example 1795250000
+                 */
+                "webhook-timestamp"?: components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
+                 *     per active signing secret); present when the partner enabled signing (see the Platform API's
+                 *     `requestSignature` and the authentication guide).
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookSignature"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     Unix seconds at sending; required with `X-Minibridge-Signature`. Sign with `webhook-id`,
+                 *     `webhook-timestamp` and `webhook-signature` instead.
                  * @example 1795250000
                  */
                 "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     `v1=<hex>` entries separated by commas, hex = lowercase HMAC-SHA256(secret,
+                 *     `<X-Minibridge-Timestamp>.<raw body>`). Verify `webhook-signature` instead.
+                 * @example v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81
+                 */
+                "X-Minibridge-Signature"?: components["parameters"]["XMinibridgeSignature"];
             };
             path?: never;
             cookie?: never;
@@ -581,10 +697,39 @@ export interface operations {
                  */
                 "X-Minibridge-Event-Id": components["parameters"]["XMinibridgeEventId"];
                 /**
-                 * @description Unix seconds at sending; required with `X-Minibridge-Signature` (see `requestSignature`).
+                 * @description Standard Webhooks message ID; required when the request is signed (see `requestSignature`).
+                 *     The same on every retry of one message; a new one for every new message.
+                 * @example msg_2b0c8e1f6a9d4c3e8f7a6b5c4d3e2f10
+                 */
+                "webhook-id"?: components["parameters"]["WebhookId"];
+                /**
+                 * @description Standard Webhooks timestamp, Unix seconds at sending; required when the request is signed (see `requestSignature`).
+                 * @example 1795250000
+                 */
+                "webhook-timestamp"?: components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
+                 *     per active signing secret); present when the partner enabled signing (see the Platform API's
+                 *     `requestSignature` and the authentication guide).
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookSignature"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     Unix seconds at sending; required with `X-Minibridge-Signature`. Sign with `webhook-id`,
+                 *     `webhook-timestamp` and `webhook-signature` instead.
                  * @example 1795250000
                  */
                 "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     `v1=<hex>` entries separated by commas, hex = lowercase HMAC-SHA256(secret,
+                 *     `<X-Minibridge-Timestamp>.<raw body>`). Verify `webhook-signature` instead.
+                 * @example v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81
+                 */
+                "X-Minibridge-Signature"?: components["parameters"]["XMinibridgeSignature"];
             };
             path?: never;
             cookie?: never;

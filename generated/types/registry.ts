@@ -26,7 +26,7 @@ export interface components {
         Url: string;
         /** @description Addresses or CIDR ranges the partner calls from. Empty or absent means no allow-list. */
         AllowedIps: string[];
-        /** @description HMAC request signing in both directions (ADR 0004); up to two secrets for rotation. */
+        /** @description Request signing in both directions, per Standard Webhooks (ADR 0004, ADR 0019); up to two secrets for rotation. A secret is either `whsec_<base64 of 24 to 64 random bytes>` or, as registered before Standard Webhooks, any other string (its UTF-8 bytes are the key; its `whsec_` form is `whsec_` + base64 of them). */
         Signing: {
             enabled: boolean;
             secrets?: components["schemas"]["Secret"][];

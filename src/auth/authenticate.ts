@@ -1,12 +1,12 @@
 import type { Partner } from '../registry/registry.js';
 import { ApiError } from '../http/apiError.js';
 import { readCredentials, safeEqual } from './credentials.js';
-import { describeVerificationFailure, REPLAY_WINDOW_SECONDS, verifyRequest } from './signing.js';
+import { describeVerificationFailure, REPLAY_WINDOW_SECONDS, verifyRequest, type SignatureInput } from './signing.js';
 
 export interface InboundRequest {
   authorization: string | undefined;
-  timestamp: string | undefined;
-  signature: string | undefined;
+  /** The signature headers (Standard Webhooks, or the deprecated X-Minibridge-* ones). */
+  signature: SignatureInput;
   /** The bytes that were signed: the raw body (or the raw query string of a GET). */
   signedBytes: Buffer | string;
   ip: string | undefined;
@@ -54,8 +54,8 @@ export async function authenticatePartner(
 
   let signatureGood = false;
   if (partner.signingSecrets.length > 0) {
-    const verification = verifyRequest(request.signedBytes, request.timestamp, request.signature, partner.signingSecrets, nowSeconds);
-    if (!verification.ok) throw new ApiError('UNAUTHORIZED', describeVerificationFailure(verification.reason));
+    const verification = verifyRequest(request.signedBytes, request.signature, partner.signingSecrets, nowSeconds);
+    if (!verification.ok) throw new ApiError('UNAUTHORIZED', describeVerificationFailure(verification));
     const fresh = await replayGuard(`${partner.kind}:${partner.id}:${verification.digest}`, new Date((verification.timestamp + REPLAY_WINDOW_SECONDS) * 1000));
     if (!fresh) throw new ApiError('UNAUTHORIZED', 'this signature was already used: requests cannot be replayed');
     signatureGood = true;

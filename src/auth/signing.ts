@@ -1,81 +1,224 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { loadDocument } from '../contract/documents.js';
 
 /**
- * Minibridge request signing (ADR 0004), the same in both directions:
- * `X-Minibridge-Signature: v1=<hex>[, v1=<hex>]` where hex = HMAC-SHA256(secret,
- * `<timestamp>.<raw body>`) and `X-Minibridge-Timestamp` is Unix seconds. For a GET request the
- * raw body is the raw query string without the leading `?`.
+ * Request signing (ADR 0004, ADR 0019), the same in both directions.
+ *
+ * Standard Webhooks (https://www.standardwebhooks.com/): `webhook-id`, `webhook-timestamp` (Unix
+ * seconds) and `webhook-signature: v1,<base64>[ v1,<base64>]`, where base64 = HMAC-SHA256(key,
+ * `<id>.<timestamp>.<raw body>`) and the key is the secret's bytes (a `whsec_` secret is
+ * base64-decoded; any other registered secret is its UTF-8 bytes, shown to partners as
+ * `whsec_` + base64 of them).
+ *
+ * Deprecated, accepted and sent until its sunset: `X-Minibridge-Timestamp` and
+ * `X-Minibridge-Signature: v1=<hex>[, v1=<hex>]` over `<timestamp>.<raw body>`, keyed with the
+ * secret's characters as written.
+ *
+ * For a GET request the raw body is the raw query string without the leading `?`.
+ *
+ * HMAC with node:crypto over the exact bytes rather than the `standardwebhooks` package: the
+ * package decodes a Buffer body to a string before signing (bytes that are not UTF-8 collapse
+ * into U+FFFD, so two different bodies could share a signature), keeps one secret per verifier
+ * and a fixed tolerance. The tests verify every signature made here with that package.
  */
-export const TIMESTAMP_HEADER = 'x-minibridge-timestamp';
-export const SIGNATURE_HEADER = 'x-minibridge-signature';
-/** How far a timestamp may be from the receiver's clock, either way. */
-export const REPLAY_WINDOW_SECONDS = 300;
+export const WEBHOOK_ID_HEADER = 'webhook-id';
+export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
+export const LEGACY_TIMESTAMP_HEADER = 'x-minibridge-timestamp';
+export const LEGACY_SIGNATURE_HEADER = 'x-minibridge-signature';
+/** The prefix of a Standard Webhooks secret. */
+export const WHSEC_PREFIX = 'whsec_';
+/** When the X-Minibridge-* scheme stops being accepted and sent (ADR 0019), as an HTTP date. */
+export const LEGACY_SIGNATURE_SUNSET = 'Tue, 01 Jun 2027 00:00:00 GMT';
 
+/** How far a timestamp may be from the receiver's clock, either way: `x-replay-window-seconds` of the contract's `requestSignature`. */
+export const REPLAY_WINDOW_SECONDS: number = replayWindowFromContract();
+
+function replayWindowFromContract(): number {
+  const scheme = loadDocument('platform').components.securitySchemes?.requestSignature;
+  const seconds = scheme?.['x-replay-window-seconds'];
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds <= 0) {
+    throw new Error('the contract lost x-replay-window-seconds on the requestSignature security scheme');
+  }
+  return seconds;
+}
+
+/** What a signed request carries: the Standard Webhooks headers and, until the sunset, the deprecated ones. */
 export interface SignatureHeaders {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
   'X-Minibridge-Timestamp': string;
   'X-Minibridge-Signature': string;
 }
 
-/** Signs a raw body with every active secret (one `v1=` entry each, for rotation). */
-export function signRequest(rawBody: string | Buffer, secrets: readonly string[], nowSeconds = Math.floor(Date.now() / 1000)): SignatureHeaders {
-  if (secrets.length === 0) throw new Error('signing needs at least one secret');
-  const timestamp = String(nowSeconds);
-  const entries = secrets.map((secret) => `v1=${hmac(secret, timestamp, rawBody)}`);
-  return { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': entries.join(', ') };
+export interface SignOptions {
+  /** Unix seconds; now by default. */
+  nowSeconds?: number;
+  /** `webhook-id`: the same on every retry of one message (the platform uses the event id); a new `msg_<uuid>` by default. */
+  messageId?: string;
 }
-
-export type VerificationFailure = 'missing' | 'malformed' | 'stale' | 'mismatch';
-export type Verification = { ok: true; digest: string; timestamp: number } | { ok: false; reason: VerificationFailure };
 
 /**
- * Checks a signature against the receiver's active secrets, in constant time per comparison.
- * `digest` identifies the accepted signature so the caller can refuse a replay of it.
+ * Signs a raw body with every active secret (one entry each, for rotation), in both schemes:
+ * receivers that verify the Standard Webhooks headers and receivers still on the deprecated ones
+ * both accept the request.
  */
-export function verifyRequest(
-  rawBody: string | Buffer,
-  timestampHeader: string | undefined,
-  signatureHeader: string | undefined,
-  secrets: readonly string[],
-  nowSeconds = Math.floor(Date.now() / 1000),
-): Verification {
-  if (!timestampHeader || !signatureHeader) return { ok: false, reason: 'missing' };
-  if (!/^\d{1,12}$/.test(timestampHeader)) return { ok: false, reason: 'malformed' };
-  const timestamp = Number(timestampHeader);
-  if (Math.abs(nowSeconds - timestamp) > REPLAY_WINDOW_SECONDS) return { ok: false, reason: 'stale' };
-  const offered = parseSignatureHeader(signatureHeader);
-  if (offered.length === 0) return { ok: false, reason: 'malformed' };
-  for (const secret of secrets) {
-    const expected = Buffer.from(hmac(secret, timestampHeader, rawBody), 'hex');
-    for (const candidate of offered) {
-      if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) {
-        return { ok: true, digest: expected.toString('hex'), timestamp };
-      }
-    }
-  }
-  return { ok: false, reason: 'mismatch' };
+export function signRequest(rawBody: string | Buffer, secrets: readonly string[], options: SignOptions = {}): SignatureHeaders {
+  if (secrets.length === 0) throw new Error('signing needs at least one secret');
+  const timestamp = String(options.nowSeconds ?? Math.floor(Date.now() / 1000));
+  const id = options.messageId ?? newMessageId();
+  if (!MESSAGE_ID.test(id)) throw new Error(`webhook-id must match ${MESSAGE_ID}: ${id}`);
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': secrets.map((secret) => `v1,${standardHmac(secret, id, timestamp, rawBody).toString('base64')}`).join(' '),
+    'X-Minibridge-Timestamp': timestamp,
+    'X-Minibridge-Signature': secrets.map((secret) => `v1=${legacyHmac(secret, timestamp, rawBody).toString('hex')}`).join(', '),
+  };
 }
 
-export function describeVerificationFailure(reason: VerificationFailure): string {
-  switch (reason) {
+/** A fresh `webhook-id`. */
+export function newMessageId(): string {
+  return `msg_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** The `whsec_` form of a registered secret, as a partner configures it in a Standard Webhooks verifier. */
+export function standardSecret(secret: string): string {
+  return secret.startsWith(WHSEC_PREFIX) ? secret : `${WHSEC_PREFIX}${Buffer.from(secret, 'utf8').toString('base64')}`;
+}
+
+/**
+ * Why a registered signing secret cannot be used, or undefined: a `whsec_` secret must be
+ * standard base64 of 24 to 64 bytes, as Standard Webhooks specifies (a shorter key is weak, and
+ * text that is not canonical base64 would give partners' libraries a different key).
+ */
+export function signingSecretProblem(secret: string): string | undefined {
+  if (!secret.startsWith(WHSEC_PREFIX)) return undefined;
+  const encoded = secret.slice(WHSEC_PREFIX.length);
+  const key = Buffer.from(encoded, 'base64');
+  if (key.toString('base64') !== encoded) return 'a whsec_ secret must be whsec_ followed by standard base64 (A-Z, a-z, 0-9, +, /, = padding)';
+  if (key.length < 24 || key.length > 64) return `a whsec_ secret must encode 24 to 64 bytes; this one encodes ${key.length}`;
+  return undefined;
+}
+
+/** The signature headers of a request, as received; header names are matched in lower case. */
+export interface SignatureInput {
+  webhookId?: string;
+  webhookTimestamp?: string;
+  webhookSignature?: string;
+  legacyTimestamp?: string;
+  legacySignature?: string;
+}
+
+/** Reads the signature headers through a header getter (lower-case names). */
+export function signatureInput(header: (lowerCaseName: string) => string | undefined): SignatureInput {
+  return {
+    webhookId: header(WEBHOOK_ID_HEADER),
+    webhookTimestamp: header(WEBHOOK_TIMESTAMP_HEADER),
+    webhookSignature: header(WEBHOOK_SIGNATURE_HEADER),
+    legacyTimestamp: header(LEGACY_TIMESTAMP_HEADER),
+    legacySignature: header(LEGACY_SIGNATURE_HEADER),
+  };
+}
+
+export type SignatureScheme = 'standard-webhooks' | 'x-minibridge';
+export type VerificationFailure = 'missing' | 'malformed' | 'stale' | 'mismatch';
+export type Verification =
+  | { ok: true; scheme: SignatureScheme; digest: string; timestamp: number }
+  | { ok: false; scheme: SignatureScheme; reason: VerificationFailure };
+
+/**
+ * Checks a request's signature against the receiver's active secrets, comparing in constant time.
+ * A request carrying any `webhook-*` header is judged by Standard Webhooks alone; otherwise by
+ * the deprecated scheme. `digest` identifies the accepted signature so the caller can refuse a
+ * replay of it.
+ */
+export function verifyRequest(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds = Math.floor(Date.now() / 1000)): Verification {
+  const standard = input.webhookId !== undefined || input.webhookTimestamp !== undefined || input.webhookSignature !== undefined;
+  return standard ? verifyStandard(rawBody, input, secrets, nowSeconds) : verifyLegacy(rawBody, input, secrets, nowSeconds);
+}
+
+function verifyStandard(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Verification {
+  const scheme = 'standard-webhooks';
+  const { webhookId: id, webhookTimestamp: timestampText, webhookSignature: header } = input;
+  if (!id || !timestampText || !header) return { ok: false, scheme, reason: 'missing' };
+  if (!MESSAGE_ID.test(id) || !TIMESTAMP.test(timestampText)) return { ok: false, scheme, reason: 'malformed' };
+  const timestamp = Number(timestampText);
+  if (Math.abs(nowSeconds - timestamp) > REPLAY_WINDOW_SECONDS) return { ok: false, scheme, reason: 'stale' };
+  const offered = header
+    .split(' ')
+    .filter((entry) => /^v1,[A-Za-z0-9+/]{43}=$/.test(entry))
+    .map((entry) => Buffer.from(entry.slice(3), 'base64'));
+  if (offered.length === 0) return { ok: false, scheme, reason: 'malformed' };
+  const match = firstMatch(offered, secrets.map((secret) => standardHmac(secret, id, timestampText, rawBody)));
+  return match ? { ok: true, scheme, digest: `sw:${match.toString('hex')}`, timestamp } : { ok: false, scheme, reason: 'mismatch' };
+}
+
+function verifyLegacy(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Verification {
+  const scheme = 'x-minibridge';
+  const { legacyTimestamp: timestampText, legacySignature: header } = input;
+  if (!timestampText || !header) return { ok: false, scheme, reason: 'missing' };
+  if (!TIMESTAMP.test(timestampText)) return { ok: false, scheme, reason: 'malformed' };
+  const timestamp = Number(timestampText);
+  if (Math.abs(nowSeconds - timestamp) > REPLAY_WINDOW_SECONDS) return { ok: false, scheme, reason: 'stale' };
+  const offered = header
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => /^v1=[0-9a-f]{64}$/.test(entry))
+    .map((entry) => Buffer.from(entry.slice(3), 'hex'));
+  if (offered.length === 0) return { ok: false, scheme, reason: 'malformed' };
+  const match = firstMatch(offered, secrets.map((secret) => legacyHmac(secret, timestampText, rawBody)));
+  return match ? { ok: true, scheme, digest: match.toString('hex'), timestamp } : { ok: false, scheme, reason: 'mismatch' };
+}
+
+function firstMatch(offered: readonly Buffer[], expected: readonly Buffer[]): Buffer | undefined {
+  for (const candidate of expected) {
+    for (const given of offered) {
+      if (given.length === candidate.length && timingSafeEqual(given, candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
+export function describeVerificationFailure(verification: { scheme: SignatureScheme; reason: VerificationFailure }): string {
+  if (verification.scheme === 'standard-webhooks') {
+    switch (verification.reason) {
+      case 'missing':
+        return 'the request must be signed per Standard Webhooks: webhook-id, webhook-timestamp and webhook-signature are all required';
+      case 'malformed':
+        return 'webhook-signature must be space-separated "v1,<base64 HMAC-SHA256>" entries, webhook-timestamp Unix seconds and webhook-id 1 to 100 letters, digits, "_" or "-"';
+      case 'stale':
+        return `webhook-timestamp is more than ${REPLAY_WINDOW_SECONDS} s away from the receiver's clock`;
+      case 'mismatch':
+        return 'webhook-signature does not match "<webhook-id>.<webhook-timestamp>.<raw body>" with any active signing secret';
+    }
+  }
+  switch (verification.reason) {
     case 'missing':
-      return 'the request must be signed: X-Minibridge-Timestamp and X-Minibridge-Signature are required';
+      return 'the request must be signed: send webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks; X-Minibridge-Timestamp and X-Minibridge-Signature are deprecated)';
     case 'malformed':
-      return 'X-Minibridge-Signature must be "v1=<hex>" entries and X-Minibridge-Timestamp Unix seconds';
+      return 'X-Minibridge-Signature must be "v1=<hex>" entries and X-Minibridge-Timestamp Unix seconds (this scheme is deprecated: sign per Standard Webhooks)';
     case 'stale':
-      return `X-Minibridge-Timestamp is more than ${REPLAY_WINDOW_SECONDS} s away from the platform clock`;
+      return `X-Minibridge-Timestamp is more than ${REPLAY_WINDOW_SECONDS} s away from the receiver's clock`;
     case 'mismatch':
       return 'X-Minibridge-Signature does not match the body with any active signing secret';
   }
 }
 
-function parseSignatureHeader(header: string): Buffer[] {
-  return header
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => /^v1=[0-9a-f]{64}$/.test(entry))
-    .map((entry) => Buffer.from(entry.slice(3), 'hex'));
+/** `webhook-id`: no full stop, so `<id>.<timestamp>.<body>` cannot be read two ways. */
+const MESSAGE_ID = /^[A-Za-z0-9_-]{1,100}$/;
+const TIMESTAMP = /^\d{1,12}$/;
+
+/** The HMAC key of a secret in the Standard Webhooks scheme. */
+function standardKey(secret: string): Buffer {
+  return secret.startsWith(WHSEC_PREFIX) ? Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
 }
 
-function hmac(secret: string, timestamp: string, rawBody: string | Buffer): string {
-  return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
+function standardHmac(secret: string, id: string, timestamp: string, rawBody: string | Buffer): Buffer {
+  return createHmac('sha256', standardKey(secret)).update(`${id}.${timestamp}.`).update(rawBody).digest();
+}
+
+function legacyHmac(secret: string, timestamp: string, rawBody: string | Buffer): Buffer {
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest();
 }

@@ -13,8 +13,9 @@ export const CHECK_DESCRIPTIONS: Record<CheckName, string> = {
   schema: 'the body matches the response schema of its status (required fields unless error_code)',
   positive: 'documented examples and boundary values (String(n) at n, 20-digit decimals as string and number) are accepted',
   negative: 'a missing required field, a wrong type and each limit + 1 are refused with an error_code',
-  auth: 'a missing or wrong Authorization (or signature) is refused, never served as a success',
-  idempotency: 'the same event delivered twice (same X-Minibridge-Event-Id) gets the same successful answer',
+  auth: 'a missing or wrong Authorization, or a wrong Standard Webhooks signature (webhook-signature), is refused, never served as a success',
+  idempotency:
+    'the same event delivered twice (same X-Minibridge-Event-Id) gets the same successful answer; E3 gives the same miniapp_order_id the same order_payment_id, and another one another',
 };
 
 /** A verdict on one exchange: undefined when it passes, else why it fails. */
@@ -77,6 +78,40 @@ export function duplicateVerdict(first: Exchange, second: Exchange, rules: Rules
   if (secondRefused) return `second delivery of the same event ${secondRefused}`;
   if (second.status !== first.status) return `the second delivery answered HTTP ${second.status}, the first ${first.status}`;
   return canonical(first.json) === canonical(second.json) ? undefined : 'the second delivery got a different answer than the first';
+}
+
+/**
+ * E3 is idempotent on `order.miniapp_order_id`: the same order sent again (a retried E1) gets the
+ * first answer's order_payment_id, an order with another miniapp_order_id a new one. null when
+ * there is nothing to compare.
+ */
+export function orderIdempotencyVerdict(first: Exchange, repeat: Exchange, other: Exchange, rules: Rules): Verdict | null {
+  const refused = ([['first order', first], ['the same order again', repeat], ['an order with another miniapp_order_id', other]] as const)
+    .map(([label, exchange]) => [label, acceptedVerdict(exchange, rules)] as const)
+    .find(([, verdict]) => verdict);
+  if (refused) return `${refused[0]}: ${refused[1]}`;
+  const [firstId, repeatId, otherId] = [first, repeat, other].map(orderPaymentId);
+  // Accepted without an order_payment_id: nothing to compare (the schema check reports the answer).
+  if (firstId === undefined || repeatId === undefined || otherId === undefined) return null;
+  if (repeatId !== firstId) {
+    return `the same miniapp_order_id got order_payment_id ${firstId}, then ${repeatId}: E3 must be idempotent on order.miniapp_order_id (a retried E1 would otherwise create a second payment)`;
+  }
+  if (otherId === firstId) return `an order with another miniapp_order_id got the same order_payment_id ${firstId}`;
+  return undefined;
+}
+
+function orderPaymentId(exchange: Exchange): string | undefined {
+  const id = isObject(exchange.json) ? (exchange.json as Record<string, unknown>).order_payment_id : undefined;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** Whether an exchange carried an answer a response check can judge (a status the contract documents with a body). */
+export function hasJudgeableAnswer(exchange: Exchange, contract: OperationContract): boolean {
+  return exchange.status !== 0 && contract.responses.get(String(exchange.status))?.contentType !== undefined;
+}
+
+export function errorCodeOf(exchange: Exchange): string | undefined {
+  return errorCode(exchange);
 }
 
 function errorCode(exchange: Exchange): string | undefined {

@@ -6,6 +6,7 @@ const BODY_LIMIT = 1_500;
 
 /** A readable table (check, operation, result) and, under it, each failure with the request that failed. */
 export function tableReport(report: VerifyReport): string {
+  if (report.stopped) return `minibridge verify ${report.subject} ${report.url}\n\nSTOPPED: ${report.stopped}`;
   const rows = report.results.map((result) => [result.check, result.operation, verdictText(result), result.note ?? '']);
   const header = ['check', 'operation', 'result', 'note'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
@@ -59,6 +60,10 @@ function truncate(text: string): string {
 
 /** JUnit XML: one test suite per operation, one test case per check. */
 export function junitReport(report: VerifyReport): string {
+  if (report.stopped) {
+    const stopped = `    <testcase classname="minibridge.verify.${xml(report.subject)}" name="preflight">\n      <failure message="${xml(report.stopped.split('\n')[0]!)}" type="preflight">${xml(report.stopped)}</failure>\n    </testcase>`;
+    return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="minibridge verify ${xml(report.subject)}" tests="1" failures="1">\n  <testsuite name="${xml(`${report.subject} preflight`)}" tests="1" failures="1" errors="0" skipped="0">\n${stopped}\n  </testsuite>\n</testsuites>\n`;
+  }
   const suites = new Map<string, CheckResult[]>();
   for (const result of report.results) suites.set(result.operation, [...(suites.get(result.operation) ?? []), result]);
   const body = [...suites].map(([operation, results]) => {

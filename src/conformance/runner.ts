@@ -6,6 +6,9 @@ import {
   CHECKS,
   contentTypeVerdict,
   duplicateVerdict,
+  errorCodeOf,
+  hasJudgeableAnswer,
+  orderIdempotencyVerdict,
   refusedVerdict,
   schemaVerdict,
   statusVerdict,
@@ -14,6 +17,7 @@ import {
 } from './checks.js';
 import { send, Signer, type Exchange, type SentRequest } from './exchange.js';
 import { dotted, getAt, hasAt, withValueAt, type JsonPath } from '../contract/jsonPath.js';
+import { preflightStop, type Probe } from './preflight.js';
 import { requestShape, type RequestShape } from './requestShape.js';
 import { shrink } from './shrink.js';
 import { targets, type OperationTarget, type Subject, type TargetSettings } from './targets.js';
@@ -53,9 +57,11 @@ export interface VerifyReport {
   url: string;
   results: CheckResult[];
   passed: boolean;
+  /** Why the run stopped before checking anything: the target cannot be reached, or it refused every credential. */
+  stopped?: string;
 }
 
-type Category = 'positive' | 'negative' | 'auth' | 'idempotency';
+type Category = 'preflight' | 'positive' | 'negative' | 'auth' | 'idempotency';
 
 interface Sent {
   category: Category;
@@ -64,13 +70,16 @@ interface Sent {
   requestCase?: RequestCase;
 }
 
-type AuthVariant = 'good' | 'missing' | 'wrong' | 'bad-signature';
+/** `bad-webhook-signature`: the deprecated X-Minibridge-* headers right, webhook-signature made with another secret. */
+type AuthVariant = 'good' | 'missing' | 'wrong' | 'bad-signature' | 'bad-webhook-signature';
 
 const PLATFORM_TIMEOUT_MS = 15_000;
 
 /** Runs every check of the chosen API against a server and returns the verdicts. */
 export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   const run = new Run(options);
+  const stopped = await run.preflight();
+  if (stopped) return { subject: options.subject, url: options.url, results: [], passed: false, stopped };
   const results: CheckResult[] = [];
   for (const target of run.targets) results.push(...(await run.verifyOperation(target)));
   const reported = options.only ? results.filter((result) => result.check === options.only) : results;
@@ -83,6 +92,8 @@ class Run {
   private counter = 0;
   private readonly signer?: Signer;
   private readonly orders = new Map<string, Promise<string>>();
+  /** The preflight's answers, judged with the operation's other answers by the checks on every answer. */
+  private readonly preflightSent = new Map<string, Sent>();
 
   constructor(private readonly options: VerifyOptions) {
     this.signer = options.signingSecrets.length > 0 ? new Signer(options.signingSecrets) : undefined;
@@ -103,11 +114,38 @@ class Run {
     return !only || !(['positive', 'negative', 'auth', 'idempotency'] as string[]).includes(only) || only === category;
   }
 
+  /**
+   * One request per operation before any check: whether the target answers at all, and whether
+   * it refuses the credentials everywhere. Either stops the run with one message instead of a
+   * table of checks that had nothing to judge.
+   */
+  async preflight(): Promise<string | undefined> {
+    const probes: Probe[] = [];
+    for (const target of this.targets) {
+      const shape = requestShape(target.operationId);
+      const smallest = [...shape.examples].sort((a, b) => stringifyLossless(a.value).length - stringifyLossless(b.value).length)[0];
+      let exchange: Exchange;
+      try {
+        const value = smallest ? await this.bind(target, { kind: 'positive', label: 'preflight', base: smallest.value, apply: (base) => base }, 'positive') : undefined;
+        exchange = await send(this.request(target, shape, value, 'good', this.unique('evt'), 1), this.sendOptions(target));
+      } catch {
+        // An operation that needs an order the subject did not create: the create operation's probe tells why.
+        continue;
+      }
+      probes.push({ target, exchange, errorCode: errorCodeOf(exchange) });
+      this.preflightSent.set(target.operationId, { category: 'preflight', label: 'preflight: the smallest documented example', exchange });
+      // Unreachable: one message, not one per operation.
+      if (exchange.status === 0) break;
+    }
+    return preflightStop(this.options, probes);
+  }
+
   async verifyOperation(target: OperationTarget): Promise<CheckResult[]> {
     const shape = requestShape(target.operationId);
     const fixedPaths = target.bindings.filter((binding) => binding.fixed).map((binding) => binding.path);
     const caseOptions = { fixedPaths, filler: (length: number) => this.filler(length) };
-    const sent: Sent[] = [];
+    const preflight = this.preflightSent.get(target.operationId);
+    const sent: Sent[] = preflight ? [preflight] : [];
     const unprepared: Array<{ category: Category; label: string; reason: string }> = [];
     const attempt = async (category: Category, requestCase: RequestCase, variant: AuthVariant = 'good') => {
       try {
@@ -125,7 +163,10 @@ class Run {
     if (this.sends('auth') && target.authorization) {
       const probes: Array<[AuthVariant, string]> = [['wrong', 'wrong Authorization (right id, wrong secret)']];
       if (target.probeMissingAuthorization) probes.unshift(['missing', 'no Authorization']);
-      if (this.signer) probes.push(['bad-signature', 'X-Minibridge-Signature made with another secret']);
+      if (this.signer) {
+        probes.push(['bad-signature', 'every signature header made with another secret']);
+        probes.push(['bad-webhook-signature', 'webhook-signature made with another secret, the deprecated X-Minibridge-Signature right']);
+      }
       for (const [variant, label] of probes) await attempt('auth', { ...example, label }, variant);
     }
     const duplicates: Array<{ first: Exchange; second: Exchange }> = [];
@@ -141,9 +182,31 @@ class Run {
         unprepared.push({ category: 'idempotency', label: 'duplicate delivery', reason: `could not prepare the request: ${(error as Error).message}` });
       }
     }
+    const orderRepeats: Array<{ first: Exchange; repeat: Exchange; other: Exchange }> = [];
+    if (this.sends('idempotency') && target.idempotentOn) {
+      const key = target.idempotentOn;
+      try {
+        const value = withValueAt(await this.bind(target, example, 'positive'), key, this.unique('ORD'));
+        const other = withValueAt(value, key, this.unique('ORD'));
+        const options = this.sendOptions(target);
+        const first = await send(this.request(target, shape, value, 'good', this.unique('evt'), 1), options);
+        const repeat = await send(this.request(target, shape, value, 'good', this.unique('evt'), 1), options);
+        const another = await send(this.request(target, shape, other, 'good', this.unique('evt'), 1), options);
+        orderRepeats.push({ first, repeat, other: another });
+        sent.push(
+          { category: 'idempotency', label: `first order (${dotted(key)})`, exchange: first },
+          { category: 'idempotency', label: `the same ${dotted(key)} again`, exchange: repeat },
+          { category: 'idempotency', label: `another ${dotted(key)}`, exchange: another },
+        );
+      } catch (error) {
+        unprepared.push({ category: 'idempotency', label: 'the same order twice', reason: `could not prepare the request: ${(error as Error).message}` });
+      }
+    }
 
     const contract = shape.operation;
-    const judge = async (check: CheckName, judged: Sent[], verdict: (exchange: Exchange) => Verdict, shrinkable = false): Promise<CheckResult> => {
+    /** `applies`: whether an exchange has anything for the check to judge; those without are not counted, so a check with no answer to judge is never a pass. */
+    const judge = async (check: CheckName, all: Sent[], verdict: (exchange: Exchange) => Verdict, shrinkable = false, applies = (_exchange: Exchange) => true): Promise<CheckResult> => {
+      const judged = all.filter((item) => applies(item.exchange));
       const failures: Failure[] = [];
       for (const item of judged) {
         const reason = verdict(item.exchange);
@@ -151,14 +214,16 @@ class Run {
       }
       const first = judged.find((item) => verdict(item.exchange));
       if (shrinkable && first?.requestCase) failures[0] = await this.shrunkFailure(target, shape, first, verdict, failures[0]!);
-      return withUnprepared(result(check, target, judged.length, failures), unprepared.filter((entry) => entry.category === check));
+      const checked = result(check, target, judged.length, failures);
+      if (judged.length === 0 && all.length > 0) addNote(checked, 'no answer to check');
+      return withUnprepared(checked, unprepared.filter((entry) => entry.category === check));
     };
     const of = (category: Category) => sent.filter((item) => item.category === category);
 
     const results: CheckResult[] = [
       await judge('status', sent, (exchange) => statusVerdict(exchange, contract, target.rules)),
-      await judge('content-type', sent, (exchange) => contentTypeVerdict(exchange, contract)),
-      await judge('schema', sent, (exchange) => schemaVerdict(exchange, contract)),
+      await judge('content-type', sent, (exchange) => contentTypeVerdict(exchange, contract), false, (exchange) => exchange.status !== 0),
+      await judge('schema', sent, (exchange) => schemaVerdict(exchange, contract), false, (exchange) => hasJudgeableAnswer(exchange, contract)),
       await judge('positive', of('positive'), (exchange) => acceptedVerdict(exchange, target.rules), true),
       await judge('negative', of('negative'), (exchange) => refusedVerdict(exchange, target.rules), true),
       await judge('auth', of('auth'), (exchange) => refusedVerdict(exchange, target.rules)),
@@ -168,8 +233,17 @@ class Run {
       const reason = duplicateVerdict(first, second, target.rules);
       if (reason) idempotency.failures.push(failure('the same event delivered twice', reason, second));
     }
-    idempotency.outcome = idempotency.failures.length > 0 ? 'fail' : duplicates.length > 0 ? 'pass' : 'skip';
-    if (!target.duplicateDelivery) idempotency.note = 'not an event receiver';
+    for (const { first, repeat, other } of orderRepeats) {
+      const reason = orderIdempotencyVerdict(first, repeat, other, target.rules);
+      if (reason === null) {
+        addNote(idempotency, 'no order_payment_id to compare');
+        continue;
+      }
+      idempotency.requests += 3;
+      if (reason) idempotency.failures.push(failure(`the same ${dotted(target.idempotentOn!)} twice, then another`, reason, repeat));
+    }
+    idempotency.outcome = idempotency.failures.length > 0 ? 'fail' : idempotency.requests > 0 ? 'pass' : 'skip';
+    if (!target.duplicateDelivery && !target.idempotentOn) idempotency.note = 'not an event receiver';
     results.push(withUnprepared(idempotency, unprepared.filter((entry) => entry.category === 'idempotency')));
     const auth = results.find((entry) => entry.check === 'auth')!;
     if (!target.authorization) addNote(auth, 'the operation is open');
@@ -228,7 +302,14 @@ class Run {
       url = `${url}?${signed}`;
     }
     if (this.signer && shape.carrier !== 'none') {
-      Object.assign(headers, variant === 'bad-signature' ? this.signer.sign(signed, [`not-${this.token}-secret`]) : this.signer.sign(signed));
+      // webhook-id: the event id where the operation carries one, as Minibridge signs E6 and E7.
+      const messageId = headers['X-Minibridge-Event-Id'];
+      const otherSecret = [`not-${this.token}-secret`];
+      if (variant === 'bad-signature') Object.assign(headers, this.signer.sign(signed, { secrets: otherSecret, messageId }));
+      else if (variant === 'bad-webhook-signature') {
+        const wrong = this.signer.sign(signed, { secrets: otherSecret, messageId });
+        Object.assign(headers, this.signer.sign(signed, { messageId }), { 'webhook-signature': wrong['webhook-signature']!, 'webhook-id': wrong['webhook-id']!, 'webhook-timestamp': wrong['webhook-timestamp']! });
+      } else Object.assign(headers, this.signer.sign(signed, { messageId }));
     }
     return { method: shape.operation.method, url, headers, body };
   }

@@ -59,6 +59,8 @@ export interface OperationTarget {
   headers(value: unknown, eventId: string): Record<string, string>;
   /** E6 and E7 receivers must tolerate the same event twice. */
   duplicateDelivery: boolean;
+  /** E3: the same value here (order.miniapp_order_id) must get the same order_payment_id, another value another one. */
+  idempotentOn?: JsonPath;
 }
 
 /** Helpers the targets need from the run: unique values and an order payment created by the subject. */
@@ -142,6 +144,7 @@ function hostappTargets(settings: TargetSettings, tools: TargetTools): Operation
       bindings: [fixed(['app_id'], appId), unique(['order', 'miniapp_order_id'], () => tools.unique('ORD'))],
       headers: userHeader,
       duplicateDelivery: false,
+      idempotentOn: ['order', 'miniapp_order_id'],
     },
     {
       ...common,

@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { authenticatePartner } from '../auth/authenticate.js';
 import { safeEqual } from '../auth/credentials.js';
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../auth/signing.js';
+import { signatureInput } from '../auth/signing.js';
 import { check, contractOperations, type OperationContract } from '../contract/operations.js';
 import type { HandlerTable, OperationRequest, PlatformOperationId } from '../operations/handler.js';
 import type { Partner } from '../registry/registry.js';
@@ -91,8 +91,7 @@ async function authenticateCaller(req: Request, op: OperationContract, callerRef
     scheme,
     {
       authorization: req.headers.authorization,
-      timestamp: header(req, TIMESTAMP_HEADER),
-      signature: header(req, SIGNATURE_HEADER),
+      signature: signatureInput((name) => header(req, name)),
       signedBytes: raw,
       ip: req.ip,
     },

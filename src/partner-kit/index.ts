@@ -5,7 +5,19 @@
  */
 export { createHostappRouter, createMiniappRouter, DEFAULT_TOKEN_PREFIX } from './routers.js';
 export { MemoryAnswerStore } from './answerMemory.js';
-export { signRequest, verifyRequest, REPLAY_WINDOW_SECONDS, type SignatureHeaders, type Verification } from '../auth/signing.js';
+export {
+  signRequest,
+  verifyRequest,
+  signatureInput,
+  standardSecret,
+  newMessageId,
+  REPLAY_WINDOW_SECONDS,
+  LEGACY_SIGNATURE_SUNSET,
+  type SignatureHeaders,
+  type SignatureInput,
+  type SignOptions,
+  type Verification,
+} from '../auth/signing.js';
 export { basicAuthorization, prefixedAuthorization } from '../auth/credentials.js';
 export { decimalText, parseLossless, stringifyLossless, LosslessNumber } from '../contract/json.js';
 export type {

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { describeVerificationFailure, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyRequest } from '../auth/signing.js';
+import { describeVerificationFailure, signatureInput, verifyRequest } from '../auth/signing.js';
 import { InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
 import { isJsonObject, parseLossless, stringifyLossless } from '../contract/json.js';
 import { check, type OperationContract } from '../contract/operations.js';
@@ -108,8 +108,8 @@ async function readAuthenticatedRequest(req: Request, binding: OperationBinding)
   const rawBody = raw.toString('utf8');
 
   if (binding.signingSecrets && binding.signingSecrets.length > 0) {
-    const verification = verifyRequest(raw, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER), binding.signingSecrets);
-    if (!verification.ok) throw new Refusal('unauthorized', describeVerificationFailure(verification.reason));
+    const verification = verifyRequest(raw, signatureInput((name) => header(req, name)), binding.signingSecrets);
+    if (!verification.ok) throw new Refusal('unauthorized', describeVerificationFailure(verification));
     if (!binding.replayCache.remember(verification.digest, verification.timestamp)) {
       throw new Refusal('unauthorized', 'this signature was already accepted within the replay window (replay)');
     }

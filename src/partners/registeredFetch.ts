@@ -38,7 +38,9 @@ export function registeredFetch(registeredUrl: string, signingSecrets: readonly 
     const body = hasBody ? await request.text() : undefined;
     const headers = new Headers(request.headers);
     if (signingSecrets.length > 0) {
-      const signed = signRequest(hasBody ? (body ?? '') : target.search.replace(/^\?/, ''), signingSecrets);
+      // webhook-id: the event id on E6 and E7, so every retry of one event carries the same id.
+      const messageId = headers.get('x-minibridge-event-id') ?? undefined;
+      const signed = signRequest(hasBody ? (body ?? '') : target.search.replace(/^\?/, ''), signingSecrets, { messageId });
       for (const [name, value] of Object.entries(signed)) headers.set(name, value);
     }
     return httpFetch(target, { method: request.method, headers, body, signal: request.signal, maxAnswerBytes });

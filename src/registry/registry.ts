@@ -1,5 +1,6 @@
 import type { components } from '../../generated/types/registry.js';
 import { IpAllowList } from '../auth/ipAllowList.js';
+import { signingSecretProblem } from '../auth/signing.js';
 import { RegistryError } from './registryError.js';
 
 type RegistryFile = components['schemas']['Registry'];
@@ -37,7 +38,13 @@ export class Registry {
     const base = (registration: HostappRegistration | MiniappRegistration, where: string): PartnerBase => ({
       secretKey: secret(registration.secret_key, `${where}.secret_key`),
       signingSecrets: registration.signing?.enabled
-        ? (registration.signing.secrets ?? []).map((value, index) => secret(value, `${where}.signing.secrets[${index}]`))
+        ? (registration.signing.secrets ?? []).map((value, index) => {
+            const path = `${where}.signing.secrets[${index}]`;
+            const signingSecret = secret(value, path);
+            const problem = signingSecretProblem(signingSecret);
+            if (problem) throw new RegistryError(`${source}: ${path}: ${problem}`);
+            return signingSecret;
+          })
         : [],
       allowList: allowList(registration.allowed_ips ?? [], `${source}: ${where}.allowed_ips`),
       features: { payments: false, event_bridge: false, event_receiver: false, ...(registration.features as Partial<Required<components['schemas']['Features']>>) },

@@ -16,7 +16,8 @@ export const SANDBOX_MINIAPP = { appId: MINIAPP.app_id, secretKey: MINIAPP.secre
 export const DEFAULT_HOSTAPP_PORT = Number(new URL(HOSTAPP.urls!.create_order_payment!).port);
 export const DEFAULT_MINIAPP_PORT = Number(new URL(MINIAPP.urls!.complete_order!).port);
 /** The signing secrets the sandbox partners use when started with `signing: true` (sandbox-only, public). */
-export const SANDBOX_SIGNING_SECRETS = { hostapp: ['sandbox-hostapp-signing-secret'], miniapp: ['sandbox-miniapp-signing-secret'] };
+/** The host app's in the Standard Webhooks form; the miniapp's as registered before it (its key is its UTF-8 bytes, ADR 0019). */
+export const SANDBOX_SIGNING_SECRETS = { hostapp: ['whsec_c2FuZGJveC1ob3N0YXBwLXNpZ25pbmcta2V5LTMyYnk='], miniapp: ['sandbox-miniapp-signing-secret'] };
 
 export interface SandboxOptions {
   /** The platform's address, or a function giving it once the platform listens (in-process starts). */

@@ -21,7 +21,7 @@ async function minibridge(args: string[]): Promise<{ code: number; stdout: strin
   }
 }
 
-describe('minibridge verify (the command)', () => {
+describe('minibridge verify (the command)', { timeout: 60_000 }, () => {
   let good: RunningServer;
   let broken: RunningServer;
   beforeAll(async () => {
@@ -50,6 +50,23 @@ describe('minibridge verify (the command)', () => {
     expect(result.stdout).toMatch(/^auth +E3 createHostappOrderPayment +FAIL/m);
     expect(result.stdout).toContain('wrong Authorization (right id, wrong secret): accepted');
     expect(result.stdout).not.toMatch(/^positive /m);
+  });
+
+  it('stops with one message when the target cannot be reached, and points at --credentials when it refuses them', async () => {
+    const closed = await serve(express());
+    const url = closed.url;
+    await closed.close();
+    const unreachable = await minibridge(['verify', 'hostapp', '--url', url, '--credentials', `${HOSTAPP.id}:${HOSTAPP.secret}`]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stdout.match(/ECONNREFUSED/g)).toHaveLength(1);
+    expect(unreachable.stdout).toContain(`STOPPED: cannot reach ${url}/create-order-payment`);
+    expect(unreachable.stdout).not.toMatch(/pass \(/);
+
+    const refused = await minibridge(['verify', 'hostapp', '--url', good.url, '--credentials', `${HOSTAPP.id}:not-the-secret`]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('refused the credentials on every operation asked');
+    expect(refused.stdout).toContain('Check --credentials <hostapp_client_id>:<hostapp_secret_key>');
+    expect(refused.stdout).not.toMatch(/pass \(/);
   });
 
   it('exits 2 with the usage on a usage error', async () => {

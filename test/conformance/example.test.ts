@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-it('the example host app server passes verify hostapp', async () => {
+it('the example host app server passes verify hostapp', { timeout: 60_000 }, async () => {
   const report = await verify({ subject: 'hostapp', url: server.url, credentials, tokenPrefix: 'Token', signingSecrets: [], paths: {}, e4Method: 'POST' });
   expect(report.passed, tableReport(report)).toBe(true);
   expect(report.results.filter((result) => result.outcome === 'pass').length).toBeGreaterThanOrEqual(19);

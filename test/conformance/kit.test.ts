@@ -17,7 +17,7 @@ function settings(subject: 'hostapp' | 'miniapp', url: string, signingSecrets: s
   };
 }
 
-describe('the conformance kit against correct servers', () => {
+describe('the conformance kit against correct servers', { timeout: 60_000 }, () => {
   let hostapp: RunningServer;
   let miniapp: RunningServer;
   beforeAll(async () => {
@@ -60,7 +60,7 @@ describe('the conformance kit against correct servers', () => {
   });
 });
 
-describe('fixtures (--set) for a server that only knows its own orders', () => {
+describe('fixtures (--set) for a server that only knows its own orders', { timeout: 60_000 }, () => {
   it('passes with the known order pinned, and reports the refusals without it', async () => {
     const strict = await serve(
       express().use(
@@ -83,18 +83,54 @@ describe('fixtures (--set) for a server that only knows its own orders', () => {
   });
 });
 
-describe('the conformance kit against broken servers', () => {
+describe('the conformance kit against broken servers', { timeout: 60_000 }, () => {
   for (const make of BROKEN_SERVERS) {
     const broken = make();
-    it(`catches "${broken.name}" with exactly ${broken.catches.join(', ')}`, async () => {
+    it(`catches "${broken.name}" with exactly ${broken.stops ? 'one stop message' : broken.catches.join(', ')}`, async () => {
       const server = await serve(broken.app);
       try {
         const report = await verify(settings(broken.subject, server.url, broken.signingSecrets));
         expect(failing(report)).toEqual([...broken.catches].sort());
+        if (broken.stops) {
+          expect(report.stopped).toMatch(broken.stops);
+          expect(report.results).toEqual([]);
+        } else {
+          expect(report.stopped).toBeUndefined();
+        }
         expect(report.passed).toBe(false);
       } finally {
         await server.close();
       }
     });
   }
+});
+
+describe('the conformance kit when there is nothing to check', { timeout: 60_000 }, () => {
+  it('stops with one message naming the address when the target cannot be reached', async () => {
+    const closed = await serve(express());
+    const url = closed.url;
+    await closed.close();
+    const report = await verify(settings('hostapp', url));
+    expect(report.passed).toBe(false);
+    expect(report.results).toEqual([]);
+    expect(report.stopped).toMatch(new RegExp(`^cannot reach ${url}/create-order-payment \\(E3 createHostappOrderPayment\\): request failed: .*ECONNREFUSED.*\\.\\nNothing was checked\\. Start the server, or fix --url\\.$`));
+  });
+
+  it('never reports a check as passed for an operation that gave no answer', async () => {
+    const hangsUpOnEvents = express()
+      .use('/events', (req) => req.socket.destroy())
+      .use(referenceHostappRouter());
+    const server = await serve(hangsUpOnEvents);
+    try {
+      const report = await verify(settings('hostapp', server.url));
+      const e7 = report.results.filter((result) => result.operationId === 'receiveHostappEvent');
+      expect(e7.filter((result) => result.outcome === 'pass')).toEqual([]);
+      for (const check of ['content-type', 'schema']) {
+        expect(e7.find((result) => result.check === check)).toMatchObject({ outcome: 'skip', requests: 0, note: 'no answer to check' });
+      }
+      expect(failing(report)).toEqual(['auth receiveHostappEvent', 'idempotency receiveHostappEvent', 'negative receiveHostappEvent', 'positive receiveHostappEvent', 'status receiveHostappEvent']);
+    } finally {
+      await server.close();
+    }
+  });
 });

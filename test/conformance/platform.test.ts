@@ -13,7 +13,7 @@ function platformSettings(url: string): VerifyOptions {
   return { subject: 'platform', url, credentials: MINIAPP, hostappCredentials: HOSTAPP, tokenPrefix: 'Token', signingSecrets: [], paths: {}, e4Method: 'POST' };
 }
 
-describe('verify platform against Minibridge with the reference partner servers behind it', () => {
+describe('verify platform against Minibridge with the reference partner servers behind it', { timeout: 60_000 }, () => {
   let hostapp: RunningServer;
   let miniapp: RunningServer;
   let platform: RunningPlatform;
@@ -33,7 +33,7 @@ describe('verify platform against Minibridge with the reference partner servers 
       miniapps: [{ app_id: MINIAPP.id, secret_key: MINIAPP.secret, hostapps: [HOSTAPP.id], features, urls: { complete_order: `${miniapp.url}/complete-order`, events: `${miniapp.url}/events` } }],
     });
     platform = await startPlatform({ registry, config: quiet });
-  });
+  }, 60_000);
   afterAll(async () => {
     await platform.close();
     await hostapp.close();

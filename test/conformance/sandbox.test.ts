@@ -8,13 +8,13 @@ const hostapp = { id: SANDBOX_HOSTAPP.clientId, secret: SANDBOX_HOSTAPP.secretKe
 const miniapp = { id: SANDBOX_MINIAPP.appId, secret: SANDBOX_MINIAPP.secretKey };
 const common = { tokenPrefix: SANDBOX_HOSTAPP.tokenPrefix, paths: {}, e4Method: 'POST' as const };
 
-describe('the sandbox partners and a platform with the sandbox registry conform', () => {
+describe('the sandbox partners and a platform with the sandbox registry conform', { timeout: 60_000 }, () => {
   let sandbox: RunningSandbox;
   let platform: RunningPlatform;
   beforeAll(async () => {
     sandbox = await startSandbox({ platformUrl: () => platform.url, hostappPort: 0, miniappPort: 0 });
     platform = await startPlatform({ registry: registryFrom(sandbox.registry), config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent' } });
-  });
+  }, 60_000);
   afterAll(async () => {
     await platform?.close();
     await sandbox?.close();
@@ -36,7 +36,7 @@ describe('the sandbox partners and a platform with the sandbox registry conform'
   });
 });
 
-describe('the sandbox host app with request signing', () => {
+describe('the sandbox host app with request signing', { timeout: 60_000 }, () => {
   let sandbox: RunningSandbox;
   beforeAll(async () => {
     sandbox = await startSandbox({ platformUrl: 'http://127.0.0.1:9', hostappPort: 0, miniappPort: 0, signing: true });
@@ -46,6 +46,7 @@ describe('the sandbox host app with request signing', () => {
   it('passes with signed requests, and refuses a bad signature', async () => {
     const report = await verify({ ...common, subject: 'hostapp', url: sandbox.hostappUrl, credentials: hostapp, appId: miniapp.id, signingSecrets: SANDBOX_SIGNING_SECRETS.hostapp });
     expect(report.passed, tableReport(report)).toBe(true);
-    expect(report.results.find((result) => result.check === 'auth' && result.operationId === 'createHostappOrderPayment')?.requests).toBe(3);
+    // Wrong secret, no Authorization, every signature with another secret, webhook-signature alone with another secret.
+    expect(report.results.find((result) => result.check === 'auth' && result.operationId === 'createHostappOrderPayment')?.requests).toBe(4);
   });
 });

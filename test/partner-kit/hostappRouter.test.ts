@@ -134,7 +134,7 @@ describe('createHostappRouter: request signing', () => {
   it('refuses a stale timestamp', async () => {
     const url = await start({ signingSecrets });
     const tenMinutesAgo = Math.floor(Date.now() / 1000) - 600;
-    const answer = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signRequest(order, signingSecrets, tenMinutesAgo) } });
+    const answer = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signRequest(order, signingSecrets, { nowSeconds: tenMinutesAgo }) } });
     expect(answer.body).toEqual({ error_code: 'UNAUTHORIZED' });
   });
 

@@ -30,8 +30,8 @@ test('E3 carries the user access token with the registered prefix, and our signa
   const e3 = harness.hostapp.receivedAt('/create-order-payment').at(-1)!;
   expect(e3.headers.authorization).toBe('Bearer user-token-abc');
   expect(e3.headers['x-user-id']).toBe('u_9');
-  const { verifyRequest } = await import('../../src/auth/signing.js');
-  expect(verifyRequest(e3.body, e3.headers['x-minibridge-timestamp'] as string, e3.headers['x-minibridge-signature'] as string, SIGNING).ok).toBe(true);
+  const { signatureInput, verifyRequest } = await import('../../src/auth/signing.js');
+  expect(verifyRequest(e3.body, signatureInput((name) => e3.headers[name] as string | undefined), SIGNING).ok).toBe(true);
 });
 
 test('without a user token the host app credentials are sent with its prefix; E4 goes by GET with a signed query', async () => {
@@ -43,8 +43,12 @@ test('without a user token the host app credentials are sent with its prefix; E4
   const e4 = harness.hostapp.receivedAt('/get-payment-status').at(-1)!;
   expect(e4.method).toBe('GET');
   expect(Object.fromEntries(new URLSearchParams(e4.body))).toEqual({ app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_opt_1' });
-  const { verifyRequest } = await import('../../src/auth/signing.js');
-  expect(verifyRequest(e4.body, e4.headers['x-minibridge-timestamp'] as string, e4.headers['x-minibridge-signature'] as string, SIGNING).ok).toBe(true);
+  const { signatureInput, verifyRequest } = await import('../../src/auth/signing.js');
+  expect(verifyRequest(e4.body, signatureInput((name) => e4.headers[name] as string | undefined), SIGNING).ok).toBe(true);
+  // The signed "body" of a GET is the raw query string; the standardwebhooks package agrees.
+  const { Webhook } = await import('standardwebhooks');
+  const { standardSecret } = await import('../../src/auth/signing.js');
+  expect(() => new Webhook(standardSecret(SIGNING[0]!)).verify(e4.body, e4.headers as Record<string, string>, { jsonParse: false })).not.toThrow();
 });
 
 test('E5 from a host app with signing enabled must be signed', async () => {

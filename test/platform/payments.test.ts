@@ -269,7 +269,7 @@ describe('authentication', () => {
     expect(ok.status).toBe(200);
     const replay = await harness.call('createOrderPayment', body, { headers: { ...signedWithNew } });
     expect(replay.body.error_message).toMatch(/already used/);
-    const stale = signRequest(body, [SIGNED.signing[0]], Math.floor(Date.now() / 1000) - 301);
+    const stale = signRequest(body, [SIGNED.signing[0]], { nowSeconds: Math.floor(Date.now() / 1000) - 301 });
     expect((await harness.call('createOrderPayment', body, { headers: { ...stale } })).body.error_message).toMatch(/300 s/);
     const tampered = signRequest(body.replace('125000.00', '1.00'), [SIGNED.signing[0]]);
     expect((await harness.call('createOrderPayment', body, { headers: { ...tampered } })).body.error_message).toMatch(/does not match/);

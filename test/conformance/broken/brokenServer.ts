@@ -6,6 +6,8 @@ export interface BrokenServer {
   app: Express;
   /** The failing checks the kit must report, as "check operationId", and no other. */
   catches: string[];
+  /** When the kit must stop before any check instead (catches is then empty): what its one message says. */
+  stops?: RegExp;
   /** Signing secrets the kit signs with (the partner "enabled signing"). */
   signingSecrets?: string[];
 }

@@ -13,6 +13,10 @@ import { acceptsMissingOrder } from './acceptsMissingOrder.js';
 import { acceptsWrongAuthorization } from './acceptsWrongAuthorization.js';
 import { ignoresSignatures } from './ignoresSignatures.js';
 import { failsOnDuplicateEvent } from './failsOnDuplicateEvent.js';
+import { ignoresMiniappOrderId } from './ignoresMiniappOrderId.js';
+import { reusesOrderPaymentId } from './reusesOrderPaymentId.js';
+import { verifiesOnlyDeprecatedSignature } from './verifiesOnlyDeprecatedSignature.js';
+import { refusesEveryCredential } from './refusesEveryCredential.js';
 
 export type { BrokenServer } from './brokenServer.js';
 
@@ -27,4 +31,8 @@ export const BROKEN_SERVERS: Array<() => BrokenServer> = [
   acceptsWrongAuthorization,
   ignoresSignatures,
   failsOnDuplicateEvent,
+  ignoresMiniappOrderId,
+  reusesOrderPaymentId,
+  verifiesOnlyDeprecatedSignature,
+  refusesEveryCredential,
 ];
