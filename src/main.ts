@@ -11,9 +11,6 @@ import type { RunningSandbox } from './sandbox/startSandbox.js';
 import type { RunningPlatform } from './server.js';
 import { openStore } from './store/index.js';
 
-/** The admin token of sandbox mode when MINIBRIDGE_ADMIN_TOKEN is not set: sandbox-only, public. */
-const SANDBOX_ADMIN_TOKEN = 'sandbox-admin-token';
-
 async function main(): Promise<void> {
   const env = process.env;
   const sandboxMode = process.argv.includes('--sandbox') || !env.MINIBRIDGE_REGISTRY;
@@ -41,7 +38,7 @@ async function main(): Promise<void> {
   }
 
   const [{ registryFrom }, sandboxModule] = await Promise.all([import('./registry/loadRegistry.js'), import('./sandbox/startSandbox.js')]);
-  const { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, startSandbox } = sandboxModule;
+  const { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, SANDBOX_ADMIN_TOKEN, startSandbox } = sandboxModule;
 
   config.adminToken ??= SANDBOX_ADMIN_TOKEN;
   const log = createLogger(config.logLevel);

@@ -305,13 +305,7 @@ export interface webhooks {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get the status of an order payment at the host app, GET variant (E4)
-         * @description The same as the POST variant, for host apps that registered GET in the dashboard: the body's
-         *     fields are query parameters. With request signing, the signed "body" is the raw query
-         *     string.
-         */
-        get: operations["queryHostappPaymentStatus"];
+        get?: never;
         put?: never;
         /**
          * Get the status of an order payment at the host app (E4)
@@ -321,6 +315,28 @@ export interface webhooks {
          *     register the GET variant instead.
          */
         post: operations["getHostappPaymentStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    queryHostappPaymentStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the status of an order payment at the host app, GET variant (E4)
+         * @description The same as the POST variant, for host apps that registered GET in the dashboard: the body's
+         *     fields are query parameters. With request signing, the signed "body" is the raw query
+         *     string.
+         */
+        get: operations["queryHostappPaymentStatus"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -860,6 +876,15 @@ export interface components {
          */
         HostappCreateOrderPaymentResponse: components["schemas"]["HostappOrderPaymentCreated"] | components["schemas"]["PartnerError"];
         /**
+         * HostappPaymentStatusRequest
+         * @description E4 body (POST). With the GET variant the same fields are query parameters.
+         */
+        HostappPaymentStatusRequest: {
+            app_id: components["schemas"]["AppId"];
+            client_id: components["schemas"]["ClientId"];
+            order_payment_id: components["schemas"]["OrderPaymentId"];
+        };
+        /**
          * HostappPaymentStatusReport
          * @description E4 success answer, the payment status report.
          */
@@ -873,15 +898,6 @@ export interface components {
          *     `error_code`.
          */
         HostappPaymentStatusResponse: components["schemas"]["HostappPaymentStatusReport"] | components["schemas"]["PartnerError"];
-        /**
-         * HostappPaymentStatusRequest
-         * @description E4 body (POST). With the GET variant the same fields are query parameters.
-         */
-        HostappPaymentStatusRequest: {
-            app_id: components["schemas"]["AppId"];
-            client_id: components["schemas"]["ClientId"];
-            order_payment_id: components["schemas"]["OrderPaymentId"];
-        };
         /**
          * Event
          * @description E7 body: an event as the platform delivers it to the recipient's event receiver. The
@@ -1601,6 +1617,34 @@ export interface operations {
             };
         };
     };
+    getHostappPaymentStatus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
+                 *     names the user; the spec's E1 makes that field optional, so do not assume the header.
+                 * @example u_48213
+                 */
+                "X-User-ID"?: components["parameters"]["XUserId"];
+                /**
+                 * @description Unix seconds at sending; required with `X-Minibridge-Signature` (see `requestSignature`).
+                 * @example 1795250000
+                 */
+                "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HostappPaymentStatusRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["HostappPaymentStatus"];
+        };
+    };
     queryHostappPaymentStatus: {
         parameters: {
             query: {
@@ -1628,34 +1672,6 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: {
-            200: components["responses"]["HostappPaymentStatus"];
-        };
-    };
-    getHostappPaymentStatus: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
-                 *     names the user; the spec's E1 makes that field optional, so do not assume the header.
-                 * @example u_48213
-                 */
-                "X-User-ID"?: components["parameters"]["XUserId"];
-                /**
-                 * @description Unix seconds at sending; required with `X-Minibridge-Signature` (see `requestSignature`).
-                 * @example 1795250000
-                 */
-                "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["HostappPaymentStatusRequest"];
-            };
-        };
         responses: {
             200: components["responses"]["HostappPaymentStatus"];
         };

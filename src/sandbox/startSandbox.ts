@@ -15,6 +15,8 @@ export const SANDBOX_HOSTAPP = { clientId: HOSTAPP.client_id, secretKey: HOSTAPP
 export const SANDBOX_MINIAPP = { appId: MINIAPP.app_id, secretKey: MINIAPP.secret_key as string };
 export const DEFAULT_HOSTAPP_PORT = Number(new URL(HOSTAPP.urls!.create_order_payment!).port);
 export const DEFAULT_MINIAPP_PORT = Number(new URL(MINIAPP.urls!.complete_order!).port);
+/** The admin token of sandbox mode when MINIBRIDGE_ADMIN_TOKEN is not set: sandbox-only, public. */
+export const SANDBOX_ADMIN_TOKEN = 'sandbox-admin-token';
 /** The signing secrets the sandbox partners use when started with `signing: true` (sandbox-only, public). */
 export const SANDBOX_SIGNING_SECRETS = { hostapp: ['sandbox-hostapp-signing-secret'], miniapp: ['sandbox-miniapp-signing-secret'] };
 

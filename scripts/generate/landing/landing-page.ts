@@ -3,6 +3,7 @@ import { parse } from 'lossless-json';
 import type { ApiEntry } from '../../lib/apis.js';
 import { errorCodeTableMarker, readErrorCodes, renderErrorCodeTable } from './error-code-table.js';
 import { loadGuides, renderGuide } from './guides.js';
+import { RepoLinks, type RenderedRepoPage } from './repo-pages.js';
 import { landingPageCss } from './styles.js';
 
 export interface LandingPageInput {
@@ -29,16 +30,24 @@ async function readInfo(file: string): Promise<ApiInfo> {
   return document.info;
 }
 
-/** The landing page: links to the API references, then the guides. */
-export async function renderLandingPage(input: LandingPageInput): Promise<string> {
+export interface LandingPages {
+  /** generated/docs/index.html */
+  index: string;
+  /** The repository files the guides link to, rendered (paths relative to generated/docs/). */
+  repoPages: RenderedRepoPage[];
+}
+
+/** The landing page: links to the API references, then the guides; and the pages the guides link to. */
+export async function renderLandingPage(input: LandingPageInput): Promise<LandingPages> {
   const infos = await Promise.all(input.apis.map(async (api) => ({ api, info: await readInfo(input.bundleJsonPath(api)) })));
   const errorCodesApi = input.apis.find((api) => api.name === input.errorCodesApi);
   if (!errorCodesApi) throw new Error(`no API named ${input.errorCodesApi} carries the ErrorCode schema`);
   const errorTable = renderErrorCodeTable(await readErrorCodes(input.bundleJsonPath(errorCodesApi)));
 
   const guides = await loadGuides();
-  const slugs = new Set(guides.map((guide) => guide.slug));
-  const guideSections = guides.map((guide) => renderGuide(guide, slugs));
+  const links = new RepoLinks(new Set(guides.map((guide) => guide.slug)));
+  const guideSections = guides.map((guide) => renderGuide(guide, links));
+  const repoPages = await links.renderPages();
   // The table goes where a guide asks for it; until one does, it gets a section of its own, so
   // the page always carries the catalogue and never a hand-written copy of it.
   const tablePlaced = guideSections.some((html) => html.includes(errorCodeTableMarker));
@@ -63,7 +72,7 @@ export async function renderLandingPage(input: LandingPageInput): Promise<string
   ];
   const platformVersion = infos.find(({ api }) => api.name === input.errorCodesApi)?.info.version ?? '';
 
-  return `<!doctype html>
+  const index = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -91,4 +100,5 @@ ${guidesHtml}
 </body>
 </html>
 `;
+  return { index, repoPages };
 }
