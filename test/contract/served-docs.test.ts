@@ -105,7 +105,7 @@ describe('the docs served at /docs/', () => {
     }
   }, 600_000);
 
-  it('Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation, which shows curl and TypeScript samples', async () => {
+  it('Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation, which shows its request sample', async () => {
     const origin = new URL(running.platform.url).origin;
     const missed: string[] = [];
     for (const api of API_NAMES) {
