@@ -48,7 +48,7 @@ async function openPage(url: string): Promise<{ page: Page; failures: string[] }
 
 async function linksOn(page: Page): Promise<FoundLink[]> {
   return page.locator('a[href]').evaluateAll((anchors) =>
-    anchors.map((anchor) => ({ href: anchor.getAttribute('href') ?? '', url: (anchor as HTMLAnchorElement).href, routerLink: anchor.hasAttribute('data-discover') })),
+    anchors.map((anchor) => ({ href: anchor.getAttribute('href') ?? '', url: (anchor as unknown as { href: string }).href, routerLink: anchor.hasAttribute('data-discover') })),
   );
 }
 
@@ -119,7 +119,7 @@ describe('the docs served at /docs/', () => {
         const link = `${origin}/docs/${api}.html${hash}`;
         // The first link of each page is a fresh load (a link followed from elsewhere); the
         // others change the hash of the loaded page, which Redoc routes the same way.
-        if (loaded) await page.evaluate((target) => (window.location.hash = target), hash);
+        if (loaded) await page.evaluate((target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target), hash);
         else await page.goto(link, { waitUntil: 'load' });
         loaded = true;
         const summary = String((operation.node as JsonObject).summary);
