@@ -93,6 +93,7 @@ ${toc.join('\n')}
 <ul class="apis">
 ${apiCards.join('\n')}
 </ul>
+<p class="samples">Every operation in the references shows request samples, in curl and in TypeScript with the clients of the <code>minibridge</code> package, made from the contract. They are addressed to the sandbox that <code>npm start</code> runs on <code>127.0.0.1</code> (platform <code>:8080</code>, host app <code>:8081</code>, miniapp <code>:8082</code>) with its public sandbox-only credentials, so they run as written; the host-app simulator with the demo miniapp is at <code>http://127.0.0.1:8081/simulator/</code>. The YAML and JSON links are the bundled contract, for code generators and mock servers.</p>
 ${guidesHtml}
 </article>
 </main>

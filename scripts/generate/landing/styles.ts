@@ -18,6 +18,7 @@ a:hover { text-decoration: underline; }
 .apis h3 { margin: 0 0 .3rem; font-size: 1.05rem; }
 .apis p { margin: 0 0 .6rem; color: var(--muted); font-size: .92rem; }
 .apis .formats { font-size: .85rem; }
+p.samples { color: var(--muted); font-size: .92rem; margin: -1rem 0 2rem; }
 h2 { font-size: 1.5rem; margin: 2.5rem 0 .8rem; padding-top: .5rem; border-top: 1px solid var(--line); }
 h3 { font-size: 1.15rem; margin: 1.8rem 0 .5rem; }
 h4, h5, h6 { font-size: 1rem; margin: 1.4rem 0 .4rem; }
