@@ -41,8 +41,9 @@ async function openPage(url: string): Promise<{ page: Page; failures: string[] }
   page.on('response', (response) => {
     if (response.status() >= 400) failures.push(`HTTP ${response.status()} for ${response.url()}`);
   });
-  await page.goto(url, { waitUntil: 'load' });
-  await page.waitForLoadState('networkidle');
+  await page.goto(url, { waitUntil: 'load', timeout: 60_000 });
+  // Redoc renders after load: every page the docs serve has links once it has rendered.
+  await page.locator('a[href]').first().waitFor({ state: 'attached', timeout: 60_000 });
   return { page, failures };
 }
 
