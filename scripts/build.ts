@@ -2,13 +2,13 @@
  * npm run build: regenerates generated/ from openapi/ and docs/guides/, type-checks everything,
  * then compiles src/ and generated/types/ into dist/ for the package exports.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { buildDist } from './build-dist.js';
 import { generateAll } from './generate/generate-all.js';
 import { syncTree } from './lib/file-tree.js';
-import { generatedDir, repoRoot } from './lib/paths.js';
-import { runToolOrThrow } from './lib/run-tool.js';
+import { generatedDir } from './lib/paths.js';
 import { typeCheck } from './lib/typecheck.js';
 
 const started = performance.now();
@@ -31,8 +31,5 @@ if (!types.ok) {
 }
 console.log('tsc --noEmit: no errors');
 
-await rm(path.join(repoRoot, 'dist'), { recursive: true, force: true });
-await runToolOrThrow('tsc', ['-p', 'tsconfig.build.json']);
-// tsc copies no SQL: the store's migrations travel next to the compiled migrate.js.
-await cp(path.join(repoRoot, 'src/store/migrations'), path.join(repoRoot, 'dist/src/store/migrations'), { recursive: true });
+await buildDist();
 console.log(`dist/: compiled; build took ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -6,9 +6,13 @@
  *   npm run mock:hostapp             # http://127.0.0.1:4011
  *   npm run mock:miniapp -- --port 5012   (or PORT=5012)
  *   npm run mock:hostapp -- --host 0.0.0.0 (or MOCK_HOST=0.0.0.0; default 127.0.0.1)
+ *
+ * The npm scripts exec one Node process (`node --import tsx`), so a signal to npm reaches the mock,
+ * and the mock stops when npm dies without passing one on.
  */
 import { parseArgs } from 'node:util';
 import { API_NAMES, type ApiName } from '../src/contract/documents.js';
+import { stopWithParent } from './lib/stop-with-parent.js';
 import { startMock } from './mock/server.js';
 
 const DEFAULT_PORTS: Record<ApiName, number> = { platform: 4010, hostapp: 4011, miniapp: 4012 };
@@ -27,6 +31,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 
 const mock = await startMock(api, port, { host: values.host ?? process.env.MOCK_HOST ?? '127.0.0.1' });
 console.log(`[mock:${api}] serving the ${api} API contract at ${mock.url}`);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void mock.close().then(() => process.exit(0)));
-}
+// The mock is this process (Prism runs in it); it stops with its parent (npm run), however that ends.
+stopWithParent(async (reason) => {
+  await mock.close();
+  console.log(`[mock:${api}] stopped (${reason})`);
+});

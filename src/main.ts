@@ -11,9 +11,6 @@ import type { RunningSandbox } from './sandbox/startSandbox.js';
 import type { RunningPlatform } from './server.js';
 import { openStore } from './store/index.js';
 
-/** The admin token of sandbox mode when MINIBRIDGE_ADMIN_TOKEN is not set: sandbox-only, public. */
-const SANDBOX_ADMIN_TOKEN = 'sandbox-admin-token';
-
 async function main(): Promise<void> {
   const env = process.env;
   const sandboxMode = process.argv.includes('--sandbox') || !env.MINIBRIDGE_REGISTRY;
@@ -41,7 +38,7 @@ async function main(): Promise<void> {
   }
 
   const [{ registryFrom }, sandboxModule] = await Promise.all([import('./registry/loadRegistry.js'), import('./sandbox/startSandbox.js')]);
-  const { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, startSandbox } = sandboxModule;
+  const { DEFAULT_DEMO_MINIAPP_PORT, DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, SANDBOX_ADMIN_TOKEN, startSandbox } = sandboxModule;
 
   config.adminToken ??= SANDBOX_ADMIN_TOKEN;
   const log = createLogger(config.logLevel);
@@ -58,6 +55,7 @@ async function main(): Promise<void> {
     platformUrl: () => platformUrl ?? `http://127.0.0.1:${config.port}`,
     hostappPort: port(env.MINIBRIDGE_SANDBOX_HOSTAPP_PORT, DEFAULT_HOSTAPP_PORT),
     miniappPort: port(env.MINIBRIDGE_SANDBOX_MINIAPP_PORT, DEFAULT_MINIAPP_PORT),
+    demoMiniappPort: port(env.MINIBRIDGE_SANDBOX_DEMO_PORT, DEFAULT_DEMO_MINIAPP_PORT),
     host: config.host,
     autoConfirmMs: env.MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS ? port(env.MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS, 0) : undefined,
     logger: { warn: (details, message) => log.warn(details, message), error: (details, message) => log.error(details, message) },
@@ -94,6 +92,8 @@ Minibridge sandbox (simulated partners; every secret below is sandbox-only)
   Platform   ${platformUrl}   docs ${platformUrl}/docs   admin token ${adminToken}
   Host app   ${sandbox.hostappUrl}   client_id ${SANDBOX_HOSTAPP.clientId}   secret_key ${SANDBOX_HOSTAPP.secretKey}   (Authorization prefix ${SANDBOX_HOSTAPP.tokenPrefix})
   Miniapp    ${sandbox.miniappUrl}   app_id ${SANDBOX_MINIAPP.appId}   secret_key ${SANDBOX_MINIAPP.secretKey}
+  Demo page  ${sandbox.demoMiniappUrl ?? '-'}   (the demo miniapp, examples/demo-miniapp)
+  Simulator  ${sandbox.simulatorUrl}   (the host app in a browser, the demo miniapp inside)
   Database   ${database}
 
 Create an order payment (E1) as the miniapp:

@@ -10,7 +10,7 @@ export interface Product {
 }
 
 export const DEFAULT_CATALOGUE: readonly Product[] = [
-  { sku: 'coffee-1kg', name: 'Coffee beans, 1 kg', amount: '125000.50', currency: 'VND' },
+  { sku: 'coffee-1kg', name: 'Coffee beans, 1 kg', amount: '125000', currency: 'VND' },
   { sku: 'tea-box', name: 'Green tea, 50 bags', amount: '89000', currency: 'VND' },
   // A sandbox magic amount: the host app marks it paid without calling E5, so the result page
   // learns the outcome by asking E2 (and E6 follows).

@@ -8,12 +8,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import express, { type Request, type Response } from 'express';
 import type { components } from '../../generated/types/platform.js';
 import { basicAuthorization } from '../../src/auth/credentials.js';
 import { createPlatformClient } from '../../src/clients/platform.js';
-import { createMiniappRouter, decimalText, parseLossless, type PartnerKitLogger } from '../../src/partner-kit/index.js';
+import { packageRoot } from '../../src/contract/documents.js';
+import { createMiniappRouter, decimalText, parseLossless, type OrderCompletionBody, type PartnerKitLogger } from '../../src/partner-kit/index.js';
 import { DEFAULT_CATALOGUE, type Product } from './catalogue.js';
 
 type PaymentStatus = components['schemas']['PaymentStatus'];
@@ -52,10 +52,16 @@ export interface DemoMiniapp {
   app: express.Express;
   orders: Map<string, DemoOrder>;
   completions: DemoCompletion[];
+  /**
+   * Records an E6 that reached the miniapp elsewhere: the sandbox's miniapp server receives E6
+   * and hands it on, so the demo runs inside `npm start` without a registration of its own.
+   */
+  recordCompletion(eventId: string, body: OrderCompletionBody): void;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const sdkFile = path.resolve(here, '../../generated/sdk/minibridge-sdk.js');
+// From the package root, so the demo also runs from the compiled dist/ (npm start's sandbox).
+const publicDir = path.join(packageRoot(), 'examples', 'demo-miniapp', 'public');
+const sdkFile = path.join(packageRoot(), 'generated', 'sdk', 'minibridge-sdk.js');
 
 export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
   const catalogue = options.catalogue ?? DEFAULT_CATALOGUE;
@@ -63,6 +69,12 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
   const completions: DemoCompletion[] = [];
   const platformUrl = typeof options.platformUrl === 'string' ? () => options.platformUrl as string : options.platformUrl;
   const platform = () => createPlatformClient({ baseUrl: platformUrl(), headers: { Authorization: basicAuthorization(options.appId, options.secretKey) } });
+
+  function recordCompletion(eventId: string, body: OrderCompletionBody): void {
+    completions.push({ event_id: eventId, body });
+    const order = orders.get(body.miniapp_order_id ?? '') ?? [...orders.values()].find((known) => known.order_payment_id === body.hostapp_order_payment_id);
+    if (order) record(order, body.payment_status, body.payment_fail_reason, 'E6');
+  }
 
   const app = express();
   app.disable('x-powered-by');
@@ -75,9 +87,7 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
       logger: options.logger,
       handlers: {
         receiveOrderCompletion: (body, ctx) => {
-          completions.push({ event_id: ctx.eventId, body });
-          const order = orders.get(body.miniapp_order_id ?? '') ?? [...orders.values()].find((known) => known.order_payment_id === body.hostapp_order_payment_id);
-          if (order) record(order, body.payment_status, body.payment_fail_reason, 'E6');
+          recordCompletion(ctx.eventId, body);
           // Unknown orders are acknowledged too: refusing would only make the platform retry for 72 h.
           return { code: 'SUCCESS' };
         },
@@ -87,7 +97,7 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
   );
 
   app.get('/minibridge-sdk.js', (_req, res) => res.type('text/javascript').sendFile(sdkFile));
-  app.use(express.static(path.join(here, 'public')));
+  app.use(express.static(publicDir));
   app.use('/api', express.json());
 
   app.get('/api/catalogue', (_req, res) => {
@@ -135,7 +145,7 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
     res.json({ ...order, amount: decimalText(order.product.amount), e6_received: completions.some((completion) => (completion.body as { miniapp_order_id?: string }).miniapp_order_id === order.miniapp_order_id) });
   });
 
-  return { app, orders, completions };
+  return { app, orders, completions, recordCompletion };
 }
 
 /** A terminal status never changes (the platform guarantees it; the demo does not rely on order of arrival). */

@@ -2,11 +2,13 @@
  * npx tsx examples/demo-miniapp/start.ts: runs the platform, the sandbox host app and the demo
  * miniapp, and prints the simulator address to open in a browser. Ctrl-C stops everything.
  */
+import { DEFAULT_DEMO_MINIAPP_PORT, DEFAULT_HOSTAPP_PORT } from '../../src/sandbox/startSandbox.js';
 import { startDemoStack } from './stack.js';
 
-const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+// The same variables as npm start: PORT, MINIBRIDGE_SANDBOX_HOSTAPP_PORT, MINIBRIDGE_SANDBOX_DEMO_PORT.
+const port = (name: string, fallback: number) => Number(process.env[name] || fallback);
 const stack = await startDemoStack({
-  ports: { platform: port('PLATFORM_PORT', 8080), hostapp: port('HOSTAPP_PORT', 8081), miniapp: port('MINIAPP_PORT', 8083) },
+  ports: { platform: port('PORT', 8080), hostapp: port('MINIBRIDGE_SANDBOX_HOSTAPP_PORT', DEFAULT_HOSTAPP_PORT), miniapp: port('MINIBRIDGE_SANDBOX_DEMO_PORT', DEFAULT_DEMO_MINIAPP_PORT) },
   logLevel: process.env.LOG_LEVEL ?? 'info',
 });
 console.log(`platform:          ${stack.platform.url}`);

@@ -19,8 +19,14 @@ export async function generateAll(outRoot: string): Promise<void> {
   const apis = listApis();
   await Promise.all(Object.values(artefactDirs).map((dir) => mkdir(path.join(outRoot, dir), { recursive: true })));
   await writeFile(path.join(outRoot, 'README.md'), generatedReadme);
-  await Promise.all([bundleOpenApi(apis, outRoot), buildApiReferencePages(apis, outRoot)]);
-  const landingPage = renderLandingPage({ apis, bundleJsonPath: (api) => bundlePath(outRoot, api, 'json'), errorCodesApi: 'platform' });
-  const [html] = await Promise.all([landingPage, generateApiTypes(apis, outRoot), generateRegistryTypes(outRoot), generateRegistryValidator(outRoot), buildSdk(outRoot)]);
-  await writeFile(path.join(outRoot, artefactDirs.docs, 'index.html'), html);
+  await bundleOpenApi(apis, outRoot);
+  const bundleJsonPath = (api: (typeof apis)[number]) => bundlePath(outRoot, api, 'json');
+  const landingPage = renderLandingPage({ apis, bundleJsonPath, errorCodesApi: 'platform' });
+  const [pages] = await Promise.all([landingPage, buildApiReferencePages(apis, outRoot, bundleJsonPath), generateApiTypes(apis, outRoot), generateRegistryTypes(outRoot), generateRegistryValidator(outRoot), buildSdk(outRoot)]);
+  const docsDir = path.join(outRoot, artefactDirs.docs);
+  await writeFile(path.join(docsDir, 'index.html'), pages.index);
+  for (const page of pages.repoPages) {
+    await mkdir(path.dirname(path.join(docsDir, page.file)), { recursive: true });
+    await writeFile(path.join(docsDir, page.file), page.html);
+  }
 }

@@ -6,7 +6,7 @@ export type MiniappClient = Client<paths>;
 
 /**
  * A typed client for a miniapp server's API (what Minibridge calls: E6, E7),
- * typed by generated/types/miniapp.ts.
+ * typed by the contract (`import type { MiniappApi } from 'minibridge'`).
  *
  * Request bodies are serialized with lossless-json, so decimals read with `parseLossless` keep
  * their exact digits. Responses are parsed with `JSON.parse` by default, which turns long
@@ -14,7 +14,7 @@ export type MiniappClient = Client<paths>;
  * parse it without loss:
  *
  * ```ts
- * import { parseLossless } from '../contract/json.js';
+ * import { parseLossless } from 'minibridge';
  * const { data: text } = await client.POST(path, { body, parseAs: 'text' });
  * const payload = text === undefined ? undefined : parseLossless(text);
  * ```

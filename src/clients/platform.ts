@@ -6,7 +6,7 @@ export type PlatformClient = Client<paths>;
 
 /**
  * A typed client for the Minibridge platform API (what Minibridge serves: E1, E2, E5, the event bridge, admin and probes),
- * typed by generated/types/platform.ts.
+ * typed by the contract (`import type { PlatformApi } from 'minibridge'`).
  *
  * Request bodies are serialized with lossless-json, so decimals read with `parseLossless` keep
  * their exact digits. Responses are parsed with `JSON.parse` by default, which turns long
@@ -14,7 +14,7 @@ export type PlatformClient = Client<paths>;
  * parse it without loss:
  *
  * ```ts
- * import { parseLossless } from '../contract/json.js';
+ * import { parseLossless } from 'minibridge';
  * const { data: text } = await client.POST(path, { body, parseAs: 'text' });
  * const payload = text === undefined ? undefined : parseLossless(text);
  * ```

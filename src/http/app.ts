@@ -44,8 +44,12 @@ export function createApp(platform: Platform): express.Express {
   const router = express.Router({ strict: false });
   mountOperations(router, platform, handlers);
   app.use(router);
+  // The docs are served as the folder tree they are built in, so every relative link works over
+  // HTTP as from file: generated/docs/ at /docs/, the bundles they offer for download
+  // (../openapi/<api>.yaml|json) at /openapi/, and the guides' screenshots, linked as
+  // ../../docs/screenshots/, which from /docs/ resolves to /docs/screenshots/.
   app.use('/docs', express.static(join(packageRoot(), 'generated', 'docs'), { index: 'index.html', fallthrough: true }));
-  // The landing page links the guides' screenshots as ../../docs/screenshots/, which from /docs/ is here.
+  app.use('/openapi', express.static(join(packageRoot(), 'generated', 'openapi'), { index: false, fallthrough: true, setHeaders: readableContract }));
   app.use('/docs/screenshots', express.static(join(packageRoot(), 'docs', 'screenshots'), { fallthrough: true }));
 
   const knownPaths = [...contractOperations().values()].filter((op) => op.api === 'platform').map((op) => ({ method: op.method, pattern: pathPattern(op.path) }));
@@ -60,6 +64,11 @@ export function createApp(platform: Platform): express.Express {
     sendError(res, error, undefined, req.log);
   });
   return app;
+}
+
+/** Bundles open in the browser as text rather than downloading as an unknown type. */
+function readableContract(res: Response, file: string): void {
+  if (file.endsWith('.yaml')) res.setHeader('Content-Type', 'text/yaml; charset=utf-8');
 }
 
 function pathPattern(template: string): RegExp {

@@ -46,6 +46,8 @@ export interface HostappSimulatorOptions {
   platformUrl: () => string;
   /** Confirm each new payment by itself after this many milliseconds. */
   autoConfirmMs?: number;
+  /** The miniapp page the browser simulator opens when given none (the sandbox's demo miniapp). */
+  defaultMiniappUrl?: () => string | undefined;
   logger: PartnerKitLogger;
 }
 
@@ -206,7 +208,7 @@ export function createHostappSimulator(options: HostappSimulatorOptions): Hostap
   );
 
   const app = partnerApp(router, control);
-  app.use('/simulator', simulatorRouter());
+  app.use('/simulator', simulatorRouter({ defaultMiniappUrl: options.defaultMiniappUrl }));
   return {
     app,
     payments,

@@ -1,6 +1,6 @@
 import type express from 'express';
 import { basicAuthorization } from '../auth/credentials.js';
-import { createMiniappRouter, type PartnerKitLogger } from '../partner-kit/index.js';
+import { createMiniappRouter, type OrderCompletionBody, type PartnerKitLogger } from '../partner-kit/index.js';
 import { eventFields, recordEvents, type ReceivedEvent } from './events.js';
 import { controlRouter, partnerApp, relayToPlatform, sendJson } from './http.js';
 import { createOrderPayment, getPaymentStatus, sendMiniappEvent, type PlatformCaller } from './platformCalls.js';
@@ -28,6 +28,8 @@ export interface MiniappSimulatorOptions {
   /** The platform's address, resolved at each call. */
   platformUrl: () => string;
   logger: PartnerKitLogger;
+  /** Also told of every E6 it records (the sandbox passes them to the demo miniapp). */
+  onOrderCompletion?: (eventId: string, body: OrderCompletionBody) => void;
 }
 
 export interface MiniappSimulator {
@@ -58,6 +60,7 @@ export function createMiniappSimulator(options: MiniappSimulatorOptions): Miniap
     handlers: {
       receiveOrderCompletion: (body, ctx) => {
         received.completions.push({ event_id: ctx.eventId, delivery_attempt: ctx.deliveryAttempt, body, received_at: new Date().toISOString() });
+        options.onOrderCompletion?.(ctx.eventId, body);
         return { code: 'SUCCESS' };
       },
       receiveEvent: recordEvents(received.events),

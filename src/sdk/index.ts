@@ -1,7 +1,7 @@
 /**
  * The miniapp JS SDK (E9 pay, custom events) and the host side of the bridge, as importable
- * modules. Browsers load the same code as one file: generated/sdk/minibridge-sdk.js (miniapp)
- * and generated/sdk/minibridge-host.js (web host), built by scripts/build-sdk.ts.
+ * modules. Browsers load the same code as one file: `minibridge/sdk/minibridge-sdk.js` (miniapp)
+ * and `minibridge/sdk/minibridge-host.js` (web host), the package's exports of generated/sdk/.
  */
 export {
   createMinibridgeSdk,

@@ -10,12 +10,18 @@ import { packageRoot } from '../contract/documents.js';
  * result back, and lists the custom events the miniapp sends.
  *
  * Mount it at `/simulator` on the sandbox host app server: the page calls `/sandbox/...` on its
- * own origin. Open `/simulator/?miniapp=<miniapp page URL>`.
+ * own origin. Open `/simulator/?miniapp=<miniapp page URL>`; without `miniapp`, the page opens
+ * `defaultMiniappUrl()` when there is one (the sandbox's demo miniapp).
  */
-export function simulatorRouter(): Router {
+export function simulatorRouter(options: { defaultMiniappUrl?: () => string | undefined } = {}): Router {
   const root = packageRoot();
   const router = Router();
   router.use(noExternalResources);
+  router.get('/', (req, res, next) => {
+    const miniapp = options.defaultMiniappUrl?.();
+    if (req.query.miniapp !== undefined || miniapp === undefined) return next();
+    res.redirect(302, `${req.baseUrl}/?${new URLSearchParams({ miniapp })}`);
+  });
   router.get('/minibridge-host.js', (_req, res) => res.type('text/javascript').sendFile(path.join(root, 'generated', 'sdk', 'minibridge-host.js')));
   router.use(express.static(path.join(root, 'src', 'simulator', 'public'), { index: 'index.html', redirect: true }));
   return router;

@@ -72,7 +72,7 @@ function completionsFor(miniappOrderId: string): Array<Record<string, unknown>> 
 describe('pay in the host-app simulator', () => {
   it('order → pay → confirm: the miniapp shows paid and its server received E6', async () => {
     await buy('coffee-1kg');
-    await expect.poll(() => page.locator('#pay-amount').textContent()).toBe('125000.50');
+    await expect.poll(() => page.locator('#pay-amount').textContent()).toBe('125,000');
     expect(await page.locator('#pay-currency').textContent()).toBe('VND');
     const orderPaymentId = (await page.locator('#pay-order-payment').textContent()) ?? '';
     expect(orderPaymentId).toMatch(/^hop_/);

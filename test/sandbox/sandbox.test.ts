@@ -236,6 +236,7 @@ describe('npm start (sandbox mode)', () => {
           HOST: '127.0.0.1',
           MINIBRIDGE_SANDBOX_HOSTAPP_PORT: '0',
           MINIBRIDGE_SANDBOX_MINIAPP_PORT: '0',
+          MINIBRIDGE_SANDBOX_DEMO_PORT: '0',
           MINIBRIDGE_DATA_DIR: join(dataDir, 'pglite'),
           DATABASE_URL: '',
           LOG_LEVEL: 'warn',
@@ -254,6 +255,12 @@ describe('npm start (sandbox mode)', () => {
         const [, e1Url, id, secret, e1Body] = curl!;
         expect(e1Url).toBe(`${platformUrl}/api/v1/orders/create-order-payment/`);
         expect((await fetch(`${platformUrl}/readyz`)).status).toBe(200);
+        // The simulator opens the demo miniapp, which the same command serves.
+        const simulatorUrl = /Simulator +(http:\/\/\S+)/.exec(output)![1]!;
+        const demoUrl = new URL(simulatorUrl).searchParams.get('miniapp');
+        expect(demoUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+        expect((await fetch(simulatorUrl)).status).toBe(200);
+        expect((await fetch(demoUrl!)).status).toBe(200);
 
         const response = await fetch(e1Url, {
           method: 'POST',

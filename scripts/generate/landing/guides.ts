@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Marked, type Tokens } from 'marked';
-import { generatedDir, guidesDir, artefactDirs } from '../../lib/paths.js';
+import { guidesDir } from '../../lib/paths.js';
+import { landingPageDir, unlinked, type RepoLinks } from './repo-pages.js';
 import { renderSequenceSvg } from './sequence-diagram.js';
 
 /** A guide in docs/guides/: `NN-topic.md`, rendered in file-name order (see docs/guides/README.md). */
@@ -47,33 +48,25 @@ export function slugify(text: string): string {
     .replace(/\s/g, '-');
 }
 
-// Links in a guide are written relative to docs/guides/ (so they work on GitHub); the page lives
-// in generated/docs/, so they are rebased there, and links to other guides become anchors.
-const pageDir = path.join(generatedDir, artefactDirs.docs);
-
-function rebaseHref(href: string, guideSlugs: ReadonlySet<string>, dir: string): string {
-  if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('#') || href.startsWith('/')) return href;
-  const [target = '', fragment] = href.split('#', 2);
-  const resolved = path.resolve(dir, target);
-  const slug = guideSlug(path.basename(resolved));
-  if (path.dirname(resolved) === path.resolve(dir) && resolved.endsWith('.md') && guideSlugs.has(slug)) {
-    return fragment ? `#${slug}--${fragment}` : `#${slug}`;
-  }
-  const rebased = path.relative(pageDir, resolved).split(path.sep).join('/');
-  return fragment ? `${rebased}#${fragment}` : rebased;
-}
-
-/** Renders one guide as a page section; its headings move one level down under the page title. */
-export function renderGuide(guide: Guide, guideSlugs: ReadonlySet<string>, dir: string = guidesDir): string {
+/**
+ * Renders one guide as a section of the landing page; its headings move one level down under the
+ * page title. Links are written relative to docs/guides/ (so they work on GitHub); `links` turns
+ * them into links that work from the page, over HTTP as from file:.
+ */
+export function renderGuide(guide: Guide, links: RepoLinks, dir: string = guidesDir): string {
   const marked = new Marked({
     gfm: true,
     walkTokens(token) {
       if (token.type === 'link' || token.type === 'image') {
         const link = token as Tokens.Link | Tokens.Image;
-        link.href = rebaseHref(link.href, guideSlugs, dir);
+        link.href = links.href(link.href, { sourceDir: dir, pageDir: landingPageDir, image: token.type === 'image' });
       }
     },
     renderer: {
+      link({ href, tokens }) {
+        // A link to nothing (a placeholder such as NNNN-….md) is shown as its text.
+        return href === unlinked ? this.parser.parseInline(tokens) : false;
+      },
       heading({ tokens, depth, text }) {
         const id = depth === 1 ? guide.slug : `${guide.slug}--${slugify(text)}`;
         const level = Math.min(depth + 1, 6);

@@ -3,6 +3,7 @@ import { parse } from 'lossless-json';
 import type { ApiEntry } from '../../lib/apis.js';
 import { errorCodeTableMarker, readErrorCodes, renderErrorCodeTable } from './error-code-table.js';
 import { loadGuides, renderGuide } from './guides.js';
+import { RepoLinks, type RenderedRepoPage } from './repo-pages.js';
 import { landingPageCss } from './styles.js';
 
 export interface LandingPageInput {
@@ -29,16 +30,24 @@ async function readInfo(file: string): Promise<ApiInfo> {
   return document.info;
 }
 
-/** The landing page: links to the API references, then the guides. */
-export async function renderLandingPage(input: LandingPageInput): Promise<string> {
+export interface LandingPages {
+  /** generated/docs/index.html */
+  index: string;
+  /** The repository files the guides link to, rendered (paths relative to generated/docs/). */
+  repoPages: RenderedRepoPage[];
+}
+
+/** The landing page: links to the API references, then the guides; and the pages the guides link to. */
+export async function renderLandingPage(input: LandingPageInput): Promise<LandingPages> {
   const infos = await Promise.all(input.apis.map(async (api) => ({ api, info: await readInfo(input.bundleJsonPath(api)) })));
   const errorCodesApi = input.apis.find((api) => api.name === input.errorCodesApi);
   if (!errorCodesApi) throw new Error(`no API named ${input.errorCodesApi} carries the ErrorCode schema`);
   const errorTable = renderErrorCodeTable(await readErrorCodes(input.bundleJsonPath(errorCodesApi)));
 
   const guides = await loadGuides();
-  const slugs = new Set(guides.map((guide) => guide.slug));
-  const guideSections = guides.map((guide) => renderGuide(guide, slugs));
+  const links = new RepoLinks(new Set(guides.map((guide) => guide.slug)));
+  const guideSections = guides.map((guide) => renderGuide(guide, links));
+  const repoPages = await links.renderPages();
   // The table goes where a guide asks for it; until one does, it gets a section of its own, so
   // the page always carries the catalogue and never a hand-written copy of it.
   const tablePlaced = guideSections.some((html) => html.includes(errorCodeTableMarker));
@@ -63,7 +72,7 @@ export async function renderLandingPage(input: LandingPageInput): Promise<string
   ];
   const platformVersion = infos.find(({ api }) => api.name === input.errorCodesApi)?.info.version ?? '';
 
-  return `<!doctype html>
+  const index = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -84,6 +93,7 @@ ${toc.join('\n')}
 <ul class="apis">
 ${apiCards.join('\n')}
 </ul>
+<p class="samples">Every operation in the references shows request samples, in curl and in TypeScript with the clients of the <code>minibridge</code> package, made from the contract. They are addressed to the sandbox that <code>npm start</code> runs on <code>127.0.0.1</code> (platform <code>:8080</code>, host app <code>:8081</code>, miniapp <code>:8082</code>) with its public sandbox-only credentials, so they run as written; the host-app simulator with the demo miniapp is at <code>http://127.0.0.1:8081/simulator/</code>. The YAML and JSON links are the bundled contract, for code generators and mock servers.</p>
 ${guidesHtml}
 </article>
 </main>
@@ -91,4 +101,5 @@ ${guidesHtml}
 </body>
 </html>
 `;
+  return { index, repoPages };
 }

@@ -18,6 +18,7 @@ a:hover { text-decoration: underline; }
 .apis h3 { margin: 0 0 .3rem; font-size: 1.05rem; }
 .apis p { margin: 0 0 .6rem; color: var(--muted); font-size: .92rem; }
 .apis .formats { font-size: .85rem; }
+p.samples { color: var(--muted); font-size: .92rem; margin: -1rem 0 2rem; }
 h2 { font-size: 1.5rem; margin: 2.5rem 0 .8rem; padding-top: .5rem; border-top: 1px solid var(--line); }
 h3 { font-size: 1.15rem; margin: 1.8rem 0 .5rem; }
 h4, h5, h6 { font-size: 1rem; margin: 1.4rem 0 .4rem; }
@@ -31,7 +32,7 @@ td.retry-yes { color: #1a7f37; font-weight: 600; }
 td.retry-no { color: var(--muted); }
 blockquote { margin: 1rem 0; padding: .2rem 1rem; border-left: 4px solid var(--line); color: var(--muted); }
 figure.diagram { margin: 1rem 0; overflow-x: auto; }
-svg.sequence { max-width: none; height: auto; font: 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
+svg.sequence { max-width: 100%; height: auto; font: 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
 svg.sequence .actor { fill: var(--soft); stroke: #8a94a8; }
 svg.sequence .actor-name { text-anchor: middle; font-weight: 600; fill: var(--ink); }
 svg.sequence .lifeline { stroke: #b5bdcb; stroke-dasharray: 4 4; }
@@ -40,5 +41,6 @@ svg.sequence .reply { stroke-dasharray: 6 4; }
 svg.sequence .head { fill: var(--ink); }
 svg.sequence .label { text-anchor: middle; fill: var(--ink); }
 footer { max-width: 72rem; margin: 2rem auto; padding: 1rem 1.5rem; color: var(--muted); font-size: .85rem; border-top: 1px solid var(--line); }
+main.single { grid-template-columns: minmax(0, 1fr); max-width: 56rem; }
 @media (max-width: 50rem) { main { grid-template-columns: 1fr; } nav.toc { position: static; } }
 `;

@@ -1,5 +1,6 @@
 // The host app's side of the bridge, as a web page: the miniapp runs in the iframe and talks to
 // this page through minibridge-host.js, which checks every message against the bridge schema.
+import { formatAmount, minorUnits } from './amount.js';
 import { createHostBridge, miniappFrameEndpoint, MinibridgeWebAppCustomEvent } from './minibridge-host.js';
 
 const $ = (id) => document.getElementById(id);
@@ -32,8 +33,13 @@ async function settle(orderPaymentId, action) {
 
 /** Shows the payment sheet and resolves with the status the user's choice leads to. */
 function showPaymentSheet(paymentData) {
-  $('pay-amount').textContent = String(paymentData.amount);
-  $('pay-currency').textContent = paymentData.currency;
+  const shown = formatAmount(paymentData.amount, paymentData.currency);
+  $('pay-amount').textContent = shown.number;
+  $('pay-currency').textContent = shown.currency;
+  $('pay-amount-warning').hidden = !shown.excessDigits;
+  $('pay-amount-warning').textContent = shown.excessDigits
+    ? `${shown.currency} has ${minorUnits(shown.currency)} minor units: a real host app cannot charge this amount as it is.`
+    : '';
   $('pay-miniapp-order').textContent = paymentData.miniappOrderId ?? '—';
   $('pay-order-payment').textContent = paymentData.orderPaymentId;
   $('pay-extra').textContent = paymentData.extraParams ? JSON.stringify(paymentData.extraParams) : '—';

@@ -1,0 +1,22 @@
+/**
+ * Compiles src/ and generated/types/ into dist/ for the package exports. Part of `npm run build`;
+ * alone it is the package's `prepack`, so `npm pack` and `npm publish` always ship a fresh dist/
+ * built from the committed generated/ tree.
+ */
+import { cp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { repoRoot } from './lib/paths.js';
+import { runToolOrThrow } from './lib/run-tool.js';
+
+export async function buildDist(): Promise<void> {
+  await rm(path.join(repoRoot, 'dist'), { recursive: true, force: true });
+  await runToolOrThrow('tsc', ['-p', 'tsconfig.build.json']);
+  // tsc copies no SQL: the store's migrations travel next to the compiled migrate.js.
+  await cp(path.join(repoRoot, 'src/store/migrations'), path.join(repoRoot, 'dist/src/store/migrations'), { recursive: true });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await buildDist();
+  console.log('dist/: compiled');
+}

@@ -1,0 +1,159 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_NAMES, loadDocument, type JsonObject } from '../../src/contract/documents.js';
+import { loadLosslessDocument } from '../../src/contract/losslessDocument.js';
+import { codeSamples } from '../../scripts/lib/code-samples.js';
+import { documentedOperations } from '../../scripts/mock/contract-document.js';
+import { launchChromium } from '../../scripts/lib/docs-browser.js';
+import { startSandboxPlatform, type SandboxPlatform } from '../support/sandboxPlatform.js';
+
+// The docs as a partner reads them: served by the platform at /docs/, in Debian's Chromium.
+// Chromium is required (CI installs it); without it these tests fail rather than skip.
+
+const VIEWPORT = { width: 1280, height: 900 };
+const NO_PAGE = 'No page at this address';
+
+let running: SandboxPlatform;
+let browser: Browser;
+
+beforeAll(async () => {
+  [running, browser] = await Promise.all([startSandboxPlatform(), launchChromium()]);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await running?.close();
+});
+
+interface FoundLink {
+  /** The attribute as written. */
+  href: string;
+  /** Resolved against the page. */
+  url: string;
+  /** A link of Redoc's in-page router: it changes the hash route, it loads nothing. */
+  routerLink: boolean;
+}
+
+async function openPage(url: string): Promise<{ page: Page; failures: string[] }> {
+  const page = await browser.newPage({ viewport: VIEWPORT });
+  const failures: string[] = [];
+  page.on('pageerror', (error) => failures.push(`page error: ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) failures.push(`HTTP ${response.status()} for ${response.url()}`);
+  });
+  await page.goto(url, { waitUntil: 'load', timeout: 60_000 });
+  // Redoc renders after load: every page the docs serve has links once it has rendered.
+  await page.locator('a[href]').first().waitFor({ state: 'attached', timeout: 60_000 });
+  return { page, failures };
+}
+
+async function linksOn(page: Page): Promise<FoundLink[]> {
+  return page.locator('a[href]').evaluateAll((anchors) =>
+    anchors.map((anchor) => ({ href: anchor.getAttribute('href') ?? '', url: (anchor as unknown as { href: string }).href, routerLink: anchor.hasAttribute('data-discover') })),
+  );
+}
+
+describe('the docs served at /docs/', () => {
+  it('every link that is not an anchor answers 200, on every page the docs link to', async () => {
+    const origin = new URL(running.platform.url).origin;
+    const start = `${origin}/docs/`;
+    const queue = [start];
+    const crawled = new Set<string>();
+    const checked = new Map<string, number>();
+    const broken: string[] = [];
+    const routerLinks: Array<{ page: string; href: string }> = [];
+    while (queue.length > 0) {
+      const pageUrl = queue.shift()!;
+      if (crawled.has(pageUrl)) continue;
+      crawled.add(pageUrl);
+      const { page, failures } = await openPage(pageUrl);
+      broken.push(...failures.map((failure) => `${pageUrl}: ${failure}`));
+      for (const link of await linksOn(page)) {
+        if (link.href.startsWith('#') || link.href.startsWith('mailto:')) continue;
+        if (link.routerLink) {
+          routerLinks.push({ page: pageUrl, href: link.href });
+          continue;
+        }
+        const target = new URL(link.url);
+        if (target.origin !== origin) continue; // the Redocly credit link: not ours, and the test runs offline
+        target.hash = '';
+        if (!checked.has(target.href)) {
+          const response = await page.request.get(target.href);
+          checked.set(target.href, response.status());
+          const html = (response.headers()['content-type'] ?? '').startsWith('text/html');
+          if (response.status() === 200 && html && target.pathname.startsWith('/docs/')) queue.push(target.href);
+        }
+        if (checked.get(target.href) !== 200) broken.push(`${pageUrl}: ${link.href} -> HTTP ${checked.get(target.href)}`);
+      }
+      await page.close();
+    }
+    expect(broken).toEqual([]);
+    // The landing page, the three references, and the decisions and READMEs the guides cite.
+    expect(crawled.size).toBeGreaterThan(10);
+    expect([...checked.keys()].filter((url) => /\/openapi\/(platform|hostapp|miniapp)\.(yaml|json)$/.test(url))).toHaveLength(6);
+
+    // Redoc's sidebar links route inside the page: following one shows its section, never "no page".
+    const byPage = new Map<string, string[]>();
+    for (const link of routerLinks) byPage.set(link.page, [...(byPage.get(link.page) ?? []), link.href]);
+    for (const [pageUrl, links] of byPage) {
+      const { page } = await openPage(pageUrl);
+      for (const href of links) {
+        await page.locator(`a[href="${href}"]`).first().click();
+        await expect.poll(() => new URL(page.url()).hash, { timeout: 10_000 }).toBe(`#${href}`);
+        expect(await page.locator('body').innerText(), `${pageUrl} ${href}`).not.toContain(NO_PAGE);
+      }
+      await page.close();
+    }
+  }, 600_000);
+
+  it('Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation, which shows its request sample', async () => {
+    const origin = new URL(running.platform.url).origin;
+    const missed: string[] = [];
+    for (const api of API_NAMES) {
+      const samples = new Map(codeSamples(api, loadLosslessDocument(api)).map((sample) => [sample.operationId, sample]));
+      const page = await browser.newPage({ viewport: VIEWPORT });
+      let loaded = false;
+      for (const operation of documentedOperations(loadDocument(api))) {
+        // Redoc's deep-link form: the tag with spaces as dashes, then the operationId.
+        const tag = (((operation.node.tags as string[] | undefined) ?? [])[0] ?? '').replace(/\s+/g, '-');
+        const hash = `#tag/${tag}/operation/${operation.operationId}`;
+        const link = `${origin}/docs/${api}.html${hash}`;
+        // The first link of each page is a fresh load (a link followed from elsewhere); the
+        // others change the hash of the loaded page, which Redoc routes the same way.
+        if (loaded) await page.evaluate((target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target), hash);
+        else await page.goto(link, { waitUntil: 'load' });
+        loaded = true;
+        const summary = String((operation.node as JsonObject).summary);
+        const heading = page.locator('h1, h2').filter({ hasText: summary }).first();
+        try {
+          await heading.waitFor({ state: 'visible', timeout: 20_000 });
+          await expect
+            .poll(async () => {
+              const box = await heading.boundingBox();
+              return box !== null && box.y >= 0 && box.y < VIEWPORT.height;
+            }, { timeout: 10_000 })
+            .toBe(true);
+        } catch {
+          missed.push(`${link}: "${summary}" is not in view`);
+          continue;
+        }
+        if ((await page.locator('body').innerText()).includes(NO_PAGE)) missed.push(`${link}: ${NO_PAGE}`);
+        // The sample's first line names the method and the sandbox URL of this very operation.
+        const curlLine = samples.get(operation.operationId)!.curl.split('\n')[0]!.replace(/ \\$/, '');
+        if (!((await page.locator('body').textContent()) ?? '').includes(curlLine)) missed.push(`${link}: no curl sample (${curlLine})`);
+      }
+      await page.close();
+    }
+    expect(missed).toEqual([]);
+  }, 600_000);
+
+  it('the landing page: the sequence diagrams fit their column', async () => {
+    const { page } = await openPage(`${running.platform.url}/docs/`);
+    const sizes = await page.locator('figure.diagram').evaluateAll((figures) =>
+      figures.map((figure) => ({ svg: figure.querySelector('svg')!.getBoundingClientRect().width, column: figure.clientWidth })),
+    );
+    await page.close();
+    expect(sizes.length).toBeGreaterThan(0);
+    expect(sizes.filter((size) => size.svg > size.column)).toEqual([]);
+  }, 120_000);
+});
