@@ -312,13 +312,7 @@ export interface webhooks {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get the status of an order payment at the host app, GET variant (E4)
-         * @description The same as the POST variant, for host apps that registered GET in the dashboard: the body's
-         *     fields are query parameters. With request signing, the signed "body" is the raw query
-         *     string without the leading `?`.
-         */
-        get: operations["queryHostappPaymentStatus"];
+        get?: never;
         put?: never;
         /**
          * Get the status of an order payment at the host app (E4)
@@ -331,6 +325,28 @@ export interface webhooks {
          *     app can register the GET variant instead.
          */
         post: operations["getHostappPaymentStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    queryHostappPaymentStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the status of an order payment at the host app, GET variant (E4)
+         * @description The same as the POST variant, for host apps that registered GET in the dashboard: the body's
+         *     fields are query parameters. With request signing, the signed "body" is the raw query
+         *     string without the leading `?`.
+         */
+        get: operations["queryHostappPaymentStatus"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -891,6 +907,15 @@ export interface components {
          */
         HostappCreateOrderPaymentResponse: components["schemas"]["HostappOrderPaymentCreated"] | components["schemas"]["PartnerError"];
         /**
+         * HostappPaymentStatusRequest
+         * @description E4 body (POST). With the GET variant the same fields are query parameters.
+         */
+        HostappPaymentStatusRequest: {
+            app_id: components["schemas"]["AppId"];
+            client_id: components["schemas"]["ClientId"];
+            order_payment_id: components["schemas"]["OrderPaymentId"];
+        };
+        /**
          * HostappPaymentStatusReport
          * @description E4 success answer, the payment status report.
          */
@@ -904,15 +929,6 @@ export interface components {
          *     `error_code`.
          */
         HostappPaymentStatusResponse: components["schemas"]["HostappPaymentStatusReport"] | components["schemas"]["PartnerError"];
-        /**
-         * HostappPaymentStatusRequest
-         * @description E4 body (POST). With the GET variant the same fields are query parameters.
-         */
-        HostappPaymentStatusRequest: {
-            app_id: components["schemas"]["AppId"];
-            client_id: components["schemas"]["ClientId"];
-            order_payment_id: components["schemas"]["OrderPaymentId"];
-        };
         /**
          * Event
          * @description E7 body: an event as the platform delivers it to the recipient's event receiver. The
@@ -1827,6 +1843,70 @@ export interface operations {
             };
         };
     };
+    getHostappPaymentStatus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
+                 *     names the user; the spec's E1 makes that field optional, so do not assume the header.
+                 *
+                 *     The reference may hold any characters, and a header carries only visible ASCII unaltered, so
+                 *     it is percent-encoded (RFC 3986): each UTF-8 byte outside `!` to `~`, and `%` itself, is
+                 *     written as `%` and two upper-case hex digits. A reference of visible ASCII without `%` (e.g.
+                 *     `u_48213`) arrives unchanged; `Nguyễn Văn A` arrives as `Nguy%E1%BB%85n%20V%C4%83n%20A`.
+                 *     Decode with any percent-decoder that reads UTF-8 (`decodeURIComponent` in JavaScript); the
+                 *     partner kit hands your handler the decoded value.
+                 * @example u_48213
+                 */
+                "X-User-ID"?: components["parameters"]["XUserId"];
+                /**
+                 * @description Standard Webhooks message ID; required when the request is signed (see `requestSignature`).
+                 *     The same on every retry of one message; a new one for every new message.
+                 * @example msg_2b0c8e1f6a9d4c3e8f7a6b5c4d3e2f10
+                 */
+                "webhook-id"?: components["parameters"]["WebhookId"];
+                /**
+                 * @description Standard Webhooks timestamp, Unix seconds at sending; required when the request is signed (see `requestSignature`).
+                 * @example 1795250000
+                 */
+                "webhook-timestamp"?: components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
+                 *     per active signing secret); present when the partner enabled signing (see the Platform API's
+                 *     `requestSignature` and the authentication guide).
+                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookSignature"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     Unix seconds at sending; required with `X-Minibridge-Signature`. Sign with `webhook-id`,
+                 *     `webhook-timestamp` and `webhook-signature` instead.
+                 * @example 1795250000
+                 */
+                "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
+                /**
+                 * @deprecated
+                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
+                 *     `v1=<hex>` entries separated by commas, hex = lowercase HMAC-SHA256(secret,
+                 *     `<X-Minibridge-Timestamp>.<raw body>`). Verify `webhook-signature` instead.
+                 * @example v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81
+                 */
+                "X-Minibridge-Signature"?: components["parameters"]["XMinibridgeSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HostappPaymentStatusRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["HostappPaymentStatus"];
+        };
+    };
     queryHostappPaymentStatus: {
         parameters: {
             query: {
@@ -1890,70 +1970,6 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: {
-            200: components["responses"]["HostappPaymentStatus"];
-        };
-    };
-    getHostappPaymentStatus: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
-                 *     names the user; the spec's E1 makes that field optional, so do not assume the header.
-                 *
-                 *     The reference may hold any characters, and a header carries only visible ASCII unaltered, so
-                 *     it is percent-encoded (RFC 3986): each UTF-8 byte outside `!` to `~`, and `%` itself, is
-                 *     written as `%` and two upper-case hex digits. A reference of visible ASCII without `%` (e.g.
-                 *     `u_48213`) arrives unchanged; `Nguyễn Văn A` arrives as `Nguy%E1%BB%85n%20V%C4%83n%20A`.
-                 *     Decode with any percent-decoder that reads UTF-8 (`decodeURIComponent` in JavaScript); the
-                 *     partner kit hands your handler the decoded value.
-                 * @example u_48213
-                 */
-                "X-User-ID"?: components["parameters"]["XUserId"];
-                /**
-                 * @description Standard Webhooks message ID; required when the request is signed (see `requestSignature`).
-                 *     The same on every retry of one message; a new one for every new message.
-                 * @example msg_2b0c8e1f6a9d4c3e8f7a6b5c4d3e2f10
-                 */
-                "webhook-id"?: components["parameters"]["WebhookId"];
-                /**
-                 * @description Standard Webhooks timestamp, Unix seconds at sending; required when the request is signed (see `requestSignature`).
-                 * @example 1795250000
-                 */
-                "webhook-timestamp"?: components["parameters"]["WebhookTimestamp"];
-                /**
-                 * @description Standard Webhooks signature, `v1,<base64 HMAC-SHA256>` entries separated by single spaces (one
-                 *     per active signing secret); present when the partner enabled signing (see the Platform API's
-                 *     `requestSignature` and the authentication guide).
-                 * @example v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=
-                 */
-                "webhook-signature"?: components["parameters"]["WebhookSignature"];
-                /**
-                 * @deprecated
-                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
-                 *     Unix seconds at sending; required with `X-Minibridge-Signature`. Sign with `webhook-id`,
-                 *     `webhook-timestamp` and `webhook-signature` instead.
-                 * @example 1795250000
-                 */
-                "X-Minibridge-Timestamp"?: components["parameters"]["XMinibridgeTimestamp"];
-                /**
-                 * @deprecated
-                 * @description Deprecated scheme, accepted and sent until its sunset on 2027-06-01 (see `requestSignature`):
-                 *     `v1=<hex>` entries separated by commas, hex = lowercase HMAC-SHA256(secret,
-                 *     `<X-Minibridge-Timestamp>.<raw body>`). Verify `webhook-signature` instead.
-                 * @example v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81
-                 */
-                "X-Minibridge-Signature"?: components["parameters"]["XMinibridgeSignature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["HostappPaymentStatusRequest"];
-            };
-        };
         responses: {
             200: components["responses"]["HostappPaymentStatus"];
         };
