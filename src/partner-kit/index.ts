@@ -8,6 +8,7 @@ export { MemoryAnswerStore } from './answerMemory.js';
 export { signRequest, verifyRequest, REPLAY_WINDOW_SECONDS, type SignatureHeaders, type Verification } from '../auth/signing.js';
 export { basicAuthorization, prefixedAuthorization } from '../auth/credentials.js';
 export { decimalText, parseLossless, stringifyLossless, LosslessNumber } from '../contract/json.js';
+export { decodeUserIdHeader, encodeUserIdHeader } from '../partners/userIdHeader.js';
 export type {
   AnswerStore,
   DeliveryContext,
