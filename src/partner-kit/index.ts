@@ -20,6 +20,7 @@ export {
 } from '../auth/signing.js';
 export { basicAuthorization, prefixedAuthorization } from '../auth/credentials.js';
 export { decimalText, parseLossless, stringifyLossless, LosslessNumber } from '../contract/json.js';
+export { decodeUserIdHeader, encodeUserIdHeader } from '../partners/userIdHeader.js';
 export type {
   AnswerStore,
   DeliveryContext,

@@ -3,6 +3,7 @@ import { isLosslessNumber } from 'lossless-json';
 import {
   createHostappRouter,
   decimalText,
+  encodeUserIdHeader,
   prefixedAuthorization,
   signRequest,
   type HostappHandlers,
@@ -65,6 +66,27 @@ describe('createHostappRouter: Authorization', () => {
     const answer = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, 'x-user-id': 'u_1' } });
     expect(answer).toMatchObject({ status: 200, body: { order_payment_id: 'hop_1' } });
     expect(seen).toMatchObject({ operationId: 'createHostappOrderPayment', userId: 'u_1', userAccessToken: undefined, rawBody: order });
+  });
+
+  it('hands the handler X-User-ID decoded, and refuses a header that is not its percent-encoding (ADR 0016)', async () => {
+    const seen: Array<string | undefined> = [];
+    const url = await start({
+      handlers: handlers({
+        createOrderPayment: (_body, ctx) => {
+          seen.push(ctx.userId);
+          return { order_payment_id: 'hop_1' };
+        },
+      }),
+    });
+    const user = 'Nguyễn Văn A 100%';
+    const encoded = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, 'x-user-id': encodeUserIdHeader(user) } });
+    expect(encoded.body).toEqual({ order_payment_id: 'hop_1' });
+    expect(seen).toEqual([user]);
+    for (const header of ['100%', '%e1', '%FF']) {
+      const refused = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, 'x-user-id': header } });
+      expect(refused.body, header).toEqual({ error_code: 'INVALID_ORDER_DATA' });
+    }
+    expect(seen).toHaveLength(1);
   });
 
   it('uses the configured token prefix', async () => {
