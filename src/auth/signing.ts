@@ -28,19 +28,43 @@ export const LEGACY_TIMESTAMP_HEADER = 'x-minibridge-timestamp';
 export const LEGACY_SIGNATURE_HEADER = 'x-minibridge-signature';
 /** The prefix of a Standard Webhooks secret. */
 export const WHSEC_PREFIX = 'whsec_';
-/** When the X-Minibridge-* scheme stops being accepted and sent (ADR 0019), as an HTTP date. */
-export const LEGACY_SIGNATURE_SUNSET = 'Tue, 01 Jun 2027 00:00:00 GMT';
+const requestSignatureScheme = loadDocument('platform').components.securitySchemes?.requestSignature;
 
 /** How far a timestamp may be from the receiver's clock, either way: `x-replay-window-seconds` of the contract's `requestSignature`. */
 export const REPLAY_WINDOW_SECONDS: number = replayWindowFromContract();
 
+/**
+ * The X-Minibridge-* scheme's deprecation (`@<Unix seconds>`, RFC 9745) and sunset (HTTP date,
+ * RFC 8594), as `x-deprecated-scheme` of the contract's `requestSignature` states them (ADR 0019).
+ */
+export const LEGACY_SIGNATURE_DEPRECATION: { deprecation: string; sunset: string } = deprecationFromContract();
+/** When the X-Minibridge-* scheme stops being accepted and sent, as an HTTP date. */
+export const LEGACY_SIGNATURE_SUNSET = LEGACY_SIGNATURE_DEPRECATION.sunset;
+
 function replayWindowFromContract(): number {
-  const scheme = loadDocument('platform').components.securitySchemes?.requestSignature;
-  const seconds = scheme?.['x-replay-window-seconds'];
+  const seconds = requestSignatureScheme?.['x-replay-window-seconds'];
   if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds <= 0) {
     throw new Error('the contract lost x-replay-window-seconds on the requestSignature security scheme');
   }
   return seconds;
+}
+
+function deprecationFromContract(): { deprecation: string; sunset: string } {
+  const stated = requestSignatureScheme?.['x-deprecated-scheme'] as { deprecation?: unknown; sunset?: unknown } | undefined;
+  if (typeof stated?.deprecation !== 'string' || !/^@\d+$/.test(stated.deprecation) || typeof stated.sunset !== 'string' || Number.isNaN(Date.parse(stated.sunset))) {
+    throw new Error('the contract lost x-deprecated-scheme (deprecation "@<Unix seconds>", sunset HTTP date) on the requestSignature security scheme');
+  }
+  return { deprecation: stated.deprecation, sunset: stated.sunset };
+}
+
+/**
+ * The answer headers for a request the receiver accepted on the deprecated scheme: signing is on
+ * for the caller and the request carried no webhook-* header (verification then judged X-Minibridge-*).
+ */
+export function deprecatedSchemeHeaders(signingEnabled: boolean, input: SignatureInput): Record<string, string> {
+  const standard = input.webhookId !== undefined || input.webhookTimestamp !== undefined || input.webhookSignature !== undefined;
+  if (!signingEnabled || standard) return {};
+  return { Deprecation: LEGACY_SIGNATURE_DEPRECATION.deprecation, Sunset: LEGACY_SIGNATURE_DEPRECATION.sunset };
 }
 
 /** What a signed request carries: the Standard Webhooks headers and, until the sunset, the deprecated ones. */

@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { authenticatePartner } from '../auth/authenticate.js';
 import { safeEqual } from '../auth/credentials.js';
-import { signatureInput } from '../auth/signing.js';
+import { deprecatedSchemeHeaders, signatureInput } from '../auth/signing.js';
 import { check, contractOperations, type OperationContract } from '../contract/operations.js';
 import type { HandlerTable, OperationRequest, PlatformOperationId } from '../operations/handler.js';
 import type { Partner } from '../registry/registry.js';
@@ -38,6 +38,8 @@ export function mountOperations(router: Router, platform: Platform, handlers: Ha
         }
         let caller: Partner | undefined;
         if (callerRef) caller = await authenticateCaller(req, op, callerRef, request.raw, platform);
+        // Accepted on the deprecated X-Minibridge-* signature: say so, with its sunset (ADR 0019).
+        if (caller) res.set(deprecatedSchemeHeaders(caller.signingSecrets.length > 0, signatureInput((name) => header(req, name))));
         else if (op.security.some((s) => 'adminToken' in s)) authenticateAdmin(req, platform);
         const reply = await handler.handle(
           { ...request, caller, requestId: String(req.id), log: req.log } as unknown as OperationRequest<never>,

@@ -128,5 +128,10 @@ describe('inbound requests signed by the standardwebhooks package', () => {
     const { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': signature } = signRequest(body, [MINIAPP_SIGNING]);
     const answer = await harness.call('createOrderPayment', body, { headers: { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': signature } });
     expect(answer.status).toBe(200);
+    // …and the answer says it is deprecated, with the contract's dates (RFC 9745, RFC 8594).
+    expect([answer.headers.get('deprecation'), answer.headers.get('sunset')]).toEqual(['@1795478400', 'Tue, 01 Jun 2027 00:00:00 GMT']);
+    const current = JSON.stringify(e1Body());
+    const standard = await harness.call('createOrderPayment', current, { headers: packageSigned(miniappWebhook, current) });
+    expect([standard.headers.get('deprecation'), standard.headers.get('sunset')]).toEqual([null, null]);
   });
 });
