@@ -365,7 +365,10 @@ export interface webhooks {
          *     transition always carries the same `X-Minibridge-Event-Id`, so answer a repeat as you
          *     answered the first. Anything but HTTP 200 with a `code` and no `error_code` is retried:
          *     5 s after the first attempt, doubling each time up to 1 hour, with ±20 % jitter, for 72 hours;
-         *     then the delivery is dead until an operator redelivers it. Answer within 10 s.
+         *     then the delivery is dead until an operator redelivers it. Answer within 10 s. Minibridge
+         *     keeps at most 4 E6 requests open to one miniapp server at once (`x-max-in-flight`, across
+         *     all its instances); further callbacks wait for one of them to finish, while other miniapps'
+         *     callbacks go out independently.
          */
         post: operations["receiveOrderCompletion"];
         delete?: never;
@@ -957,12 +960,18 @@ export interface components {
             };
         };
         /**
-         * @description Over the rate limit: 50 requests per second sustained, bursts of 100, per calling partner and
-         *     platform instance. Wait `Retry-After` seconds.
+         * @description Over a rate limit (ADR 0017). An authenticated partner (or the admin token) may send 50
+         *     requests per second sustained, bursts of 100, per platform instance; only requests that
+         *     authenticated count. Failed authentications are counted separately, per source address: 2 per
+         *     second sustained, bursts of 20; past that, a request whose authentication fails is answered
+         *     429 instead of its authentication error, while correct credentials from the same address are
+         *     still accepted. Wait `Retry-After` seconds.
          */
         RateLimited: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -1173,6 +1182,26 @@ export interface components {
          * @example 1
          */
         RetryAfter: number;
+        /**
+         * @description The quota policy that applies to this request, as the IETF RateLimit header fields draft
+         *     (draft-ietf-httpapi-ratelimit-headers) defines it: a policy name, `q` the quota and `w` the
+         *     window in seconds. The platform limits with a token bucket: it holds `q` requests and refills
+         *     completely in `w` seconds, so `q / w` requests per second are sustained. `"partner"` is the
+         *     budget of an authenticated partner (or of the admin token) per platform instance;
+         *     `"failed-auth"` is the budget of failed authentications per source address. The numbers are
+         *     the contract's `x-rate-limits` on the 429 response (ADR 0017).
+         * @example "partner";q=100;w=2
+         */
+        RateLimitPolicy: string;
+        /**
+         * @description What is left of the policy named in `RateLimit-Policy`, as the IETF RateLimit header fields
+         *     draft defines it: `r` the requests that may still be sent at once, `t` the seconds until the
+         *     bucket is full again. Sent whenever the platform counted the request against a budget: after
+         *     authentication on every answer (`"partner"`), and on a refused authentication
+         *     (`"failed-auth"`). Clients may pace themselves with it; `Retry-After` on 429 stays the rule.
+         * @example "partner";r=99;t=1
+         */
+        RateLimit: string;
         /**
          * @description The platform's ID of the event or callback; the same on every delivery of it.
          * @example evt_01JD8X6C2M3Q5V7W9Y0Z1A2B3C
