@@ -984,6 +984,8 @@ export interface components {
             headers: {
                 "X-Minibridge-Event-Id": components["headers"]["XMinibridgeEventId"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -994,6 +996,8 @@ export interface components {
         InvalidEventData: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1009,6 +1013,8 @@ export interface components {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1019,6 +1025,8 @@ export interface components {
         EventReceiverDisabled: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1035,6 +1043,8 @@ export interface components {
             headers: {
                 "X-Minibridge-Event-Id": components["headers"]["XMinibridgeEventId"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1055,6 +1065,8 @@ export interface components {
         /** @description A query parameter is invalid (`INVALID_REQUEST`). */
         InvalidRequest: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1065,6 +1077,8 @@ export interface components {
         AdminUnauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1074,6 +1088,8 @@ export interface components {
         /** @description No delivery with that ID (`NOT_FOUND`). */
         DeliveryNotFound: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1173,16 +1189,6 @@ export interface components {
          */
         XRequestId: string;
         /**
-         * @description The methods the route accepts.
-         * @example POST
-         */
-        Allow: string;
-        /**
-         * @description Seconds to wait before sending the request again.
-         * @example 1
-         */
-        RetryAfter: number;
-        /**
          * @description The quota policy that applies to this request, as the IETF RateLimit header fields draft
          *     (draft-ietf-httpapi-ratelimit-headers) defines it: a policy name, `q` the quota and `w` the
          *     window in seconds. The platform limits with a token bucket: it holds `q` requests and refills
@@ -1202,6 +1208,16 @@ export interface components {
          * @example "partner";r=99;t=1
          */
         RateLimit: string;
+        /**
+         * @description The methods the route accepts.
+         * @example POST
+         */
+        Allow: string;
+        /**
+         * @description Seconds to wait before sending the request again.
+         * @example 1
+         */
+        RetryAfter: number;
         /**
          * @description The platform's ID of the event or callback; the same on every delivery of it.
          * @example evt_01JD8X6C2M3Q5V7W9Y0Z1A2B3C
@@ -1255,6 +1271,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1265,6 +1283,8 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1306,6 +1326,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1316,6 +1338,8 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1351,6 +1375,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1361,6 +1387,8 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1454,6 +1482,8 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1462,6 +1492,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getDelivery: {
@@ -1482,6 +1513,8 @@ export interface operations {
             /** @description The delivery with every attempt so far. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1490,6 +1523,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["DeliveryNotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     redeliverDelivery: {
@@ -1510,6 +1544,8 @@ export interface operations {
             /** @description Queued. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1518,6 +1554,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["DeliveryNotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getHealth: {
