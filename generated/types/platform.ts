@@ -366,7 +366,7 @@ export interface webhooks {
          *     answered the first. Anything but HTTP 200 with a `code` and no `error_code` is retried:
          *     5 s after the first attempt, doubling each time up to 1 hour, with ±20 % jitter, for 72 hours;
          *     then the delivery is dead until an operator redelivers it. Answer within 10 s. Minibridge
-         *     keeps at most 4 E6 requests open to one miniapp server at once (`x-max-in-flight`, across
+         *     keeps at most 16 E6 requests open to one miniapp server at once (`x-max-in-flight`, across
          *     all its instances); further callbacks wait for one of them to finish, while other miniapps'
          *     callbacks go out independently.
          */

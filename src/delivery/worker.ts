@@ -89,7 +89,7 @@ export class DeliveryWorker {
   }
 
   private async run(): Promise<void> {
-    const { pollMs, batchSize } = this.platform.config.worker;
+    const { pollMs } = this.platform.config.worker;
     while (this.running) {
       let claimed = 0;
       try {
@@ -97,8 +97,9 @@ export class DeliveryWorker {
       } catch (error) {
         this.platform.log.error({ err: error }, 'E6 worker cycle failed; retrying after the poll interval');
       }
-      // A full batch means more may be due: claim again at once.
-      if (claimed < batchSize && this.running) await this.idle(pollMs);
+      // Anything claimed means more may be due (a claim ranks a bounded window): claim again
+      // at once; an empty claim waits for the poll interval or a wake-up.
+      if (claimed === 0 && this.running) await this.idle(pollMs);
     }
   }
 

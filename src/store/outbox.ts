@@ -211,24 +211,32 @@ const claimLockStatement = { name: "store.outbox.claimLock", text: "SELECT pg_ad
 /**
  * Leases due deliveries, oldest first. A lease is held exactly while an attempt is in flight
  * (recordAttempt clears it), so the leases a miniapp holds now are its attempts in flight on all
- * instances; a miniapp gets at most $4 minus those ($4 null: no bound). The final guard repeats
- * the due condition so a row changed meanwhile (a redelivery, another claim) is re-checked.
+ * instances; a miniapp gets at most $4 minus those ($4 null: no bound). Miniapps already at the
+ * bound are skipped while scanning, so their backlog never hides another miniapp's deliveries;
+ * at most $5 candidates are ranked, so the cost stays flat however long the backlog. The final
+ * guard repeats the due condition so a row changed meanwhile (a redelivery) is re-checked.
  */
 const claimStatement = {
   name: "store.outbox.claimDue",
   text: `WITH in_flight AS (
       SELECT app_id, count(*)::int AS leased FROM deliveries
-      WHERE status = 'pending' AND lease_until >= $1
+      WHERE lease_until >= $1 AND status = 'pending'
       GROUP BY app_id
     ),
-    due AS (
-      SELECT d.delivery_id, d.next_attempt_at, coalesce(f.leased, 0) AS leased,
-        row_number() OVER (PARTITION BY d.app_id ORDER BY d.next_attempt_at, d.seq) AS place
-      FROM deliveries d LEFT JOIN in_flight f ON f.app_id = d.app_id
+    candidates AS (
+      SELECT d.delivery_id, d.app_id, d.next_attempt_at, d.seq FROM deliveries d
       WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until < $1)
+        AND ($4::integer IS NULL OR d.app_id NOT IN (SELECT app_id FROM in_flight WHERE leased >= $4::integer))
+      ORDER BY d.next_attempt_at
+      LIMIT $5
+    ),
+    ranked AS (
+      SELECT c.delivery_id, c.next_attempt_at, coalesce(f.leased, 0) AS leased,
+        row_number() OVER (PARTITION BY c.app_id ORDER BY c.next_attempt_at, c.seq) AS place
+      FROM candidates c LEFT JOIN in_flight f ON f.app_id = c.app_id
     ),
     chosen AS (
-      SELECT delivery_id FROM due
+      SELECT delivery_id FROM ranked
       WHERE $4::integer IS NULL OR leased + place <= $4::integer
       ORDER BY next_attempt_at
       LIMIT $3
@@ -247,7 +255,9 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       // of leases each miniapp holds cannot change between reading it and adding to it.
       const rows = await db.transaction(async (tx) => {
         await tx.query(claimLockStatement);
-        return tx.query<DeliveryRow>(claimStatement, [now, addMs(now, leaseMs), limit, maxInFlightPerMiniapp ?? null]);
+        // Enough candidates to fill the batch even when several miniapps each rank past their bound.
+        const candidates = limit * (maxInFlightPerMiniapp ?? 1);
+        return tx.query<DeliveryRow>(claimStatement, [now, addMs(now, leaseMs), limit, maxInFlightPerMiniapp ?? null, candidates]);
       });
       return rows
         .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())

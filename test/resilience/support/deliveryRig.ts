@@ -47,12 +47,16 @@ export class DeliveryRig {
     private readonly worker_: { pollMs: number; batchSize: number; leaseMs: number } = { pollMs: 60_000, batchSize: 50, leaseMs: 60_000 },
   ) {}
 
-  async start(options: { random?: () => number } = {}): Promise<this> {
+  async start(options: { random?: () => number; databaseUrl?: string } = {}): Promise<this> {
     this.server = createServer((req, res) => this.handle(req, res));
+    // Idle keep-alive sockets stay open for the whole test: a server closing one just as the
+    // worker reuses it would fail that attempt before it arrives (a race of any HTTP client,
+    // covered by retries in production, but noise in a test counting arrivals).
+    this.server.keepAliveTimeout = 600_000;
     this.server.listen(0, '127.0.0.1');
     await once(this.server, 'listening');
     const url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    this.store = await openStore({ databaseUrl: undefined, pgliteDataDir: 'memory://' }, { clock: this.clock.now });
+    this.store = await openStore({ databaseUrl: options.databaseUrl, pgliteDataDir: 'memory://' }, { clock: this.clock.now });
     const features = { payments: true, event_bridge: false, event_receiver: false };
     const registry = registryFrom({
       hostapps: [
