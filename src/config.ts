@@ -1,3 +1,5 @@
+import { contractRateLimits } from './http/rateLimiter.js';
+
 /**
  * Configuration from the environment (documented in the README). Without MINIBRIDGE_REGISTRY the
  * platform starts in sandbox mode: the sandbox registry and simulated partners.
@@ -13,7 +15,10 @@ export interface Config {
   logLevel: string;
   /** Express `trust proxy`: whether X-Forwarded-For names the caller (IP allow-lists). */
   trustProxy: boolean | string;
+  /** Requests per authenticated partner (or admin token) per instance; the contract's `x-rate-limits.partner`. */
   rateLimit: { perSecond: number; burst: number };
+  /** Failed authentications per source address per instance; the contract's `x-rate-limits.failedAuthentication`. */
+  failedAuthLimit: { perSecond: number; burst: number };
   worker: { pollMs: number; batchSize: number; leaseMs: number; enabled: boolean };
   shutdownGraceMs: number;
   /** How long a client may take to send a whole request, headers and body (ADR 0015). */
@@ -21,6 +26,7 @@ export interface Config {
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
+  const limits = contractRateLimits();
   return {
     port: integer(env.PORT, 8080),
     host: env.HOST ?? '0.0.0.0',
@@ -30,7 +36,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.MINIBRIDGE_ADMIN_TOKEN || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: env.MINIBRIDGE_TRUST_PROXY === 'true' ? true : (env.MINIBRIDGE_TRUST_PROXY ?? false),
-    rateLimit: { perSecond: integer(env.MINIBRIDGE_RATE_LIMIT, 50), burst: integer(env.MINIBRIDGE_RATE_BURST, 100) },
+    rateLimit: { perSecond: integer(env.MINIBRIDGE_RATE_LIMIT, limits.partner.perSecond), burst: integer(env.MINIBRIDGE_RATE_BURST, limits.partner.burst) },
+    failedAuthLimit: {
+      perSecond: integer(env.MINIBRIDGE_FAILED_AUTH_LIMIT, limits.failedAuthentication.perSecond),
+      burst: integer(env.MINIBRIDGE_FAILED_AUTH_BURST, limits.failedAuthentication.burst),
+    },
     worker: {
       pollMs: integer(env.MINIBRIDGE_WORKER_POLL_MS, 250),
       batchSize: integer(env.MINIBRIDGE_WORKER_BATCH, 50),

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import type { RateLimiter } from './http/rateLimiter.js';
+import type { RateLimiters } from './http/rateLimiter.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Registry } from './registry/registry.js';
 import type { Store } from './store/index.js';
@@ -10,7 +10,8 @@ export interface Platform {
   config: Config;
   store: Store;
   registry: Registry;
-  rateLimiter: RateLimiter;
+  /** Authenticated partners' budgets and failed authentications' budgets by source (ADR 0017). */
+  rateLimiters: RateLimiters;
   metrics: Metrics;
   log: Logger;
   /** Tells the E6 worker a delivery was just queued (lower latency than its poll). */

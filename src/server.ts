@@ -7,7 +7,7 @@ import { DeliveryWorker } from './delivery/worker.js';
 import { createApp } from './http/app.js';
 import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
-import { RateLimiter } from './http/rateLimiter.js';
+import { createRateLimiters } from './http/rateLimiter.js';
 import { createMetrics } from './observability/metrics.js';
 import type { Platform } from './platform.js';
 import { loadRegistry } from './registry/loadRegistry.js';
@@ -54,7 +54,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     config,
     store,
     registry,
-    rateLimiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
+    rateLimiters: createRateLimiters({ partner: config.rateLimit, failedAuthentication: config.failedAuthLimit }),
     metrics: createMetrics(() => store.outbox.countPending()),
     log,
     wakeWorker: () => worker?.wake(),

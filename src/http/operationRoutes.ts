@@ -18,7 +18,7 @@ export function expressPath(template: string): string {
 /**
  * Mounts every platform operation of the contract on `router`, each bound to the handler of the
  * same operationId. The pipeline is the same for all: read and validate the input against the
- * contract, rate-limit, authenticate as the operation's security says, run the handler, answer.
+ * contract, authenticate as the operation's security says, rate-limit, run the handler, answer.
  */
 export function mountOperations(router: Router, platform: Platform, handlers: HandlerTable): void {
   for (const op of contractOperations().values()) {
@@ -31,16 +31,9 @@ export function mountOperations(router: Router, platform: Platform, handlers: Ha
       try {
         const request = await readRequest(req, op);
         const callerRef = handler.caller?.(request.body as never);
-        const limitKey = callerRef ? `${callerRef.kind}:${callerRef.id}` : op.security.some((s) => 'adminToken' in s) ? 'admin' : undefined;
-        if (limitKey) {
-          const wait = platform.rateLimiter.take(limitKey);
-          if (wait > 0) throw new ApiError('RATE_LIMITED', `more than ${platform.rateLimiter.ratePerSecond} requests per second from ${limitKey}; retry after ${wait} s`, { 'Retry-After': String(wait) });
-        }
-        let caller: Partner | undefined;
-        if (callerRef) caller = await authenticateCaller(req, op, callerRef, request.raw, platform);
+        const caller = await admit(req, res, op, callerRef, request.raw, platform);
         // Accepted on the deprecated X-Minibridge-* signature: say so, with its sunset (ADR 0019).
         if (caller) res.set(deprecatedSchemeHeaders(caller.signingSecrets.length > 0, signatureInput((name) => header(req, name))));
-        else if (op.security.some((s) => 'adminToken' in s)) authenticateAdmin(req, platform);
         const reply = await handler.handle(
           { ...request, caller, requestId: String(req.id), log: req.log } as unknown as OperationRequest<never>,
           platform,
@@ -81,6 +74,45 @@ async function readRequest(req: Request, op: OperationContract) {
   }
   const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
   return { op, raw, body, params, query, headers };
+}
+
+/**
+ * Authenticates, then counts the request (ADR 0017). Only an authenticated request spends its
+ * partner's budget, so nobody who merely knows an app_id or client_id can exhaust it; a failed
+ * authentication spends the budget of its source address instead, and past that budget it is
+ * answered 429. Correct credentials are never refused for what others sent from the same address.
+ */
+async function admit(req: Request, res: Response, op: OperationContract, callerRef: { kind: Partner['kind']; id: string } | undefined, raw: Buffer, platform: Platform): Promise<Partner | undefined> {
+  const admin = !callerRef && op.security.some((s) => 'adminToken' in s);
+  if (!callerRef && !admin) return undefined;
+  let caller: Partner | undefined;
+  try {
+    if (callerRef) caller = await authenticateCaller(req, op, callerRef, raw, platform);
+    else authenticateAdmin(req, platform);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
+      const source = `source:${req.ip ?? 'unknown'}`;
+      const decision = platform.rateLimiters.failedAuthentication.take(source);
+      if (!decision.allowed) {
+        const { perSecond } = platform.rateLimiters.failedAuthentication.budget;
+        throw new ApiError('RATE_LIMITED', `more than ${perSecond} failed authentications per second from ${req.ip ?? 'this address'}; check the credentials, then retry after ${decision.retryAfterSeconds} s`, decision.headers);
+      }
+      setHeaders(res, decision.headers);
+    }
+    throw error;
+  }
+  const limitKey = callerRef ? `${callerRef.kind}:${callerRef.id}` : 'admin';
+  const decision = platform.rateLimiters.partner.take(limitKey);
+  if (!decision.allowed) {
+    const { perSecond } = platform.rateLimiters.partner.budget;
+    throw new ApiError('RATE_LIMITED', `more than ${perSecond} requests per second from ${callerRef?.id ?? 'the admin token'}; retry after ${decision.retryAfterSeconds} s`, decision.headers);
+  }
+  setHeaders(res, decision.headers);
+  return caller;
+}
+
+function setHeaders(res: Response, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
 }
 
 async function authenticateCaller(req: Request, op: OperationContract, callerRef: { kind: Partner['kind']; id: string }, raw: Buffer, platform: Platform): Promise<Partner> {

@@ -21,7 +21,7 @@ export type {
   TransitionRequest,
   TransitionResult,
 } from "./orderPayments.js";
-export type { AttemptRecord, AttemptResult, ClaimedDelivery, ListDeliveriesQuery } from "./outbox.js";
+export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery } from "./outbox.js";
 export { InvalidCursorError } from "./outbox.js";
 export type { Clock } from "./time.js";
 

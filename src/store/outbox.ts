@@ -58,9 +58,19 @@ export class InvalidCursorError extends Error {
   }
 }
 
+export interface ClaimOptions {
+  limit: number;
+  leaseMs: number;
+  maxInFlightPerMiniapp?: number;
+}
+
 export interface Outbox {
-  /** Leases up to `limit` due deliveries; no other claimer gets them until the lease ends. */
-  claimDue(options: { limit: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
+  /**
+   * Leases up to `limit` due deliveries; no other claimer gets them until the lease ends. With
+   * `maxInFlightPerMiniapp`, a miniapp that already has that many leased (in flight, on any
+   * instance) gets none, so a slow miniapp holds at most that many leases (ADR 0008).
+   */
+  claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /** Records one attempt; null when the lease was lost (nothing recorded). */
   recordAttempt(record: AttemptRecord): Promise<Delivery | null>;
   list(query: ListDeliveriesQuery): Promise<DeliveryList>;
@@ -195,21 +205,60 @@ const recordAttemptStatement = {
     SELECT ${deliveryColumns("recorded")} FROM recorded`,
 };
 
+/** Any fixed key: it only has to be the same for every claimer of this database. */
+const claimLockStatement = { name: "store.outbox.claimLock", text: "SELECT pg_advisory_xact_lock(8008) AS locked" };
+
+/**
+ * Leases due deliveries, oldest first. A lease is held exactly while an attempt is in flight
+ * (recordAttempt clears it), so the leases a miniapp holds now are its attempts in flight on all
+ * instances; a miniapp gets at most $4 minus those ($4 null: no bound). Miniapps already at the
+ * bound are skipped while scanning, so their backlog never hides another miniapp's deliveries;
+ * at most $5 candidates are ranked, so the cost stays flat however long the backlog. The final
+ * guard repeats the due condition so a row changed meanwhile (a redelivery) is re-checked.
+ */
+const claimStatement = {
+  name: "store.outbox.claimDue",
+  text: `WITH in_flight AS (
+      SELECT app_id, count(*)::int AS leased FROM deliveries
+      WHERE lease_until >= $1 AND status = 'pending'
+      GROUP BY app_id
+    ),
+    candidates AS (
+      SELECT d.delivery_id, d.app_id, d.next_attempt_at, d.seq FROM deliveries d
+      WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until < $1)
+        AND ($4::integer IS NULL OR d.app_id NOT IN (SELECT app_id FROM in_flight WHERE leased >= $4::integer))
+      ORDER BY d.next_attempt_at
+      LIMIT $5
+    ),
+    ranked AS (
+      SELECT c.delivery_id, c.next_attempt_at, coalesce(f.leased, 0) AS leased,
+        row_number() OVER (PARTITION BY c.app_id ORDER BY c.next_attempt_at, c.seq) AS place
+      FROM candidates c LEFT JOIN in_flight f ON f.app_id = c.app_id
+    ),
+    chosen AS (
+      SELECT delivery_id FROM ranked
+      WHERE $4::integer IS NULL OR leased + place <= $4::integer
+      ORDER BY next_attempt_at
+      LIMIT $3
+    )
+    UPDATE deliveries SET lease_id = gen_random_uuid(), lease_until = $2
+    WHERE delivery_id IN (SELECT delivery_id FROM chosen)
+      AND status = 'pending' AND (lease_until IS NULL OR lease_until < $1)
+    RETURNING ${deliveryColumns("deliveries")}`,
+};
+
 export function createOutbox(db: Db, clock: Clock): Outbox {
   return {
-    async claimDue({ limit, leaseMs }) {
+    async claimDue({ limit, leaseMs, maxInFlightPerMiniapp }) {
       const now = clock();
-      const rows = await db.query<DeliveryRow>(
-        `UPDATE deliveries SET lease_id = gen_random_uuid(), lease_until = $2
-         WHERE delivery_id IN (
-           SELECT delivery_id FROM deliveries
-           WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
-           ORDER BY next_attempt_at
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-         RETURNING ${deliveryColumns("deliveries")}`,
-        [now, addMs(now, leaseMs), limit],
-      );
+      // Claims from every instance take turns (a transaction-scoped advisory lock), so the count
+      // of leases each miniapp holds cannot change between reading it and adding to it.
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(claimLockStatement);
+        // Enough candidates to fill the batch even when several miniapps each rank past their bound.
+        const candidates = limit * (maxInFlightPerMiniapp ?? 1);
+        return tx.query<DeliveryRow>(claimStatement, [now, addMs(now, leaseMs), limit, maxInFlightPerMiniapp ?? null, candidates]);
+      });
       return rows
         .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
         .map((row) => ({

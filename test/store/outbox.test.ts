@@ -239,4 +239,42 @@ describeEachBackend("outbox", (database) => {
     expect(await store.outbox.countPending()).toBe(0);
     await workers[1]!.close();
   });
+
+  /** Creates one due delivery for each app_id given, in that order. */
+  async function makeDeliveriesFor(appIds: string[]): Promise<void> {
+    for (const app_id of appIds) {
+      const payment = newOrderPayment({ app_id });
+      await store.orderPayments.create(payment, null);
+      const result = await store.orderPayments.transition(transitionTo(payment, "paid"));
+      if (result.outcome !== "applied") throw new Error("transition not applied");
+      clock.advance(1);
+    }
+  }
+
+  it("leases no miniapp more than maxInFlightPerMiniapp deliveries, counting leases already held", async () => {
+    await makeDeliveriesFor([...Array(6).fill("ma_slow"), "ma_fast", "ma_fast"]);
+    const bounded = { limit: 50, leaseMs: seconds(30), maxInFlightPerMiniapp: 2 };
+    const first = await store.outbox.claimDue(bounded);
+    const byApp = (claims: ClaimedDelivery[]) => claims.map((c) => c.delivery.app_id).sort();
+    expect(byApp(first)).toEqual(["ma_fast", "ma_fast", "ma_slow", "ma_slow"]);
+    // Both miniapps are at their bound while those leases last: nothing more is leased.
+    expect(await store.outbox.claimDue(bounded)).toEqual([]);
+    // Recording an attempt frees its slot; the next claim fills it and no more.
+    const slow = first.find((c) => c.delivery.app_id === "ma_slow")!;
+    await store.outbox.recordAttempt({ delivery_id: slow.delivery.delivery_id, lease_id: slow.lease_id, started_at: clock.now(), duration_ms: 1, result: { outcome: "delivered", http_status: 200 } });
+    expect(byApp(await store.outbox.claimDue(bounded))).toEqual(["ma_slow"]);
+    // Leases that ran out no longer count (their instance is gone): each miniapp gets two again.
+    clock.advance(bounded.leaseMs + 1);
+    expect(byApp(await store.outbox.claimDue(bounded))).toEqual(["ma_fast", "ma_fast", "ma_slow", "ma_slow"]);
+  });
+
+  it("keeps the per-miniapp bound across two claimers in parallel", async () => {
+    await makeDeliveriesFor(Array.from({ length: 40 }, (_, i) => `ma_${i % 4}`));
+    const claimers = [store, createStore(await database.connect(), { clock: clock.now })];
+    const bounded = { limit: 3, leaseMs: hours(1), maxInFlightPerMiniapp: 2 };
+    const rounds = await Promise.all(claimers.map(async (claimer) => [await claimer.outbox.claimDue(bounded), await claimer.outbox.claimDue(bounded), await claimer.outbox.claimDue(bounded)]));
+    const leased = rounds.flat(2).map((c) => c.delivery.app_id);
+    for (const app of ["ma_0", "ma_1", "ma_2", "ma_3"]) expect(leased.filter((id) => id === app)).toHaveLength(2);
+    await claimers[1]!.close();
+  });
 });

@@ -12,7 +12,7 @@ export interface Harness {
 
 /**
  * An in-process platform (PGlite in memory unless `config` says otherwise) whose registered
- * partners are counting fake servers. The per-partner rate limit is lifted: these tests send
+ * partners are counting fake servers. The rate limits are lifted: these tests send
  * thousands of requests as one partner and test the answers, not the limiter.
  */
 export async function startHarness(config: Partial<Config> = {}): Promise<Harness> {
@@ -20,7 +20,7 @@ export async function startHarness(config: Partial<Config> = {}): Promise<Harnes
   const miniapp = await fakeMiniapp().start();
   const running = await startPlatform({
     registry: testRegistry(hostapp.url, miniapp.url),
-    config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', rateLimit: { perSecond: 1e9, burst: 1e9 }, ...config },
+    config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', rateLimit: { perSecond: 1e9, burst: 1e9 }, failedAuthLimit: { perSecond: 1e9, burst: 1e9 }, ...config },
   });
   return {
     running,
