@@ -25,10 +25,13 @@ export interface Config {
   requestTimeoutMs: number;
 }
 
+/** Where the platform listens without PORT. */
+export const DEFAULT_PORT = 8080;
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   const limits = contractRateLimits();
   return {
-    port: integer(env.PORT, 8080),
+    port: integer(env.PORT, DEFAULT_PORT),
     host: env.HOST ?? '0.0.0.0',
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: env.MINIBRIDGE_DATA_DIR ?? '.data/pglite',

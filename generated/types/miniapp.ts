@@ -22,7 +22,9 @@ export interface paths {
          *     5 s after the first attempt, doubling each time up to 1 hour, with ±20 % jitter, for 72 hours;
          *     then the delivery is dead until an operator redelivers it. Answer within 10 s, last byte
          *     included, with a body of at most 64 KiB (`x-max-answer-bytes`); a later or larger answer is
-         *     a failed attempt and is retried.
+         *     a failed attempt and is retried. Minibridge keeps at most 16 E6 requests open to one miniapp
+         *     server at once (`x-max-in-flight`, across all its instances); further callbacks wait for one
+         *     of them to finish, while other miniapps' callbacks go out independently.
          */
         post: operations["receiveOrderCompletion"];
         delete?: never;

@@ -396,7 +396,9 @@ export interface webhooks {
          *     5 s after the first attempt, doubling each time up to 1 hour, with ±20 % jitter, for 72 hours;
          *     then the delivery is dead until an operator redelivers it. Answer within 10 s, last byte
          *     included, with a body of at most 64 KiB (`x-max-answer-bytes`); a later or larger answer is
-         *     a failed attempt and is retried.
+         *     a failed attempt and is retried. Minibridge keeps at most 16 E6 requests open to one miniapp
+         *     server at once (`x-max-in-flight`, across all its instances); further callbacks wait for one
+         *     of them to finish, while other miniapps' callbacks go out independently.
          */
         post: operations["receiveOrderCompletion"];
         delete?: never;
@@ -1004,12 +1006,18 @@ export interface components {
             };
         };
         /**
-         * @description Over the rate limit: 50 requests per second sustained, bursts of 100, per calling partner and
-         *     platform instance. Wait `Retry-After` seconds.
+         * @description Over a rate limit (ADR 0017). An authenticated partner (or the admin token) may send 50
+         *     requests per second sustained, bursts of 100, per platform instance; only requests that
+         *     authenticated count. Failed authentications are counted separately, per source address: 2 per
+         *     second sustained, bursts of 20; past that, a request whose authentication fails is answered
+         *     429 instead of its authentication error, while correct credentials from the same address are
+         *     still accepted. Wait `Retry-After` seconds.
          */
         RateLimited: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -1022,6 +1030,8 @@ export interface components {
             headers: {
                 "X-Minibridge-Event-Id": components["headers"]["XMinibridgeEventId"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1032,6 +1042,8 @@ export interface components {
         InvalidEventData: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1047,6 +1059,8 @@ export interface components {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1057,6 +1071,8 @@ export interface components {
         EventReceiverDisabled: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1073,6 +1089,8 @@ export interface components {
             headers: {
                 "X-Minibridge-Event-Id": components["headers"]["XMinibridgeEventId"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1093,6 +1111,8 @@ export interface components {
         /** @description A query or path parameter is invalid (`INVALID_REQUEST`). Do not retry; fix the request. */
         InvalidRequest: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1103,6 +1123,8 @@ export interface components {
         AdminUnauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1112,6 +1134,8 @@ export interface components {
         /** @description No delivery with that ID (`NOT_FOUND`). */
         DeliveryNotFound: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1247,6 +1271,26 @@ export interface components {
          */
         XRequestId: string;
         /**
+         * @description The quota policy that applies to this request, as the IETF RateLimit header fields draft
+         *     (draft-ietf-httpapi-ratelimit-headers) defines it: a policy name, `q` the quota and `w` the
+         *     window in seconds. The platform limits with a token bucket: it holds `q` requests and refills
+         *     completely in `w` seconds, so `q / w` requests per second are sustained. `"partner"` is the
+         *     budget of an authenticated partner (or of the admin token) per platform instance;
+         *     `"failed-auth"` is the budget of failed authentications per source address. The numbers are
+         *     the contract's `x-rate-limits` on the 429 response (ADR 0017).
+         * @example "partner";q=100;w=2
+         */
+        RateLimitPolicy: string;
+        /**
+         * @description What is left of the policy named in `RateLimit-Policy`, as the IETF RateLimit header fields
+         *     draft defines it: `r` the requests that may still be sent at once, `t` the seconds until the
+         *     bucket is full again. Sent whenever the platform counted the request against a budget: after
+         *     authentication on every answer (`"partner"`), and on a refused authentication
+         *     (`"failed-auth"`). Clients may pace themselves with it; `Retry-After` on 429 stays the rule.
+         * @example "partner";r=99;t=1
+         */
+        RateLimit: string;
+        /**
          * @description The methods the route accepts.
          * @example POST
          */
@@ -1331,6 +1375,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1341,6 +1387,8 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1404,6 +1452,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1414,6 +1464,8 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1471,6 +1523,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1481,6 +1535,8 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1618,6 +1674,8 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1648,6 +1706,8 @@ export interface operations {
             /** @description The delivery with every attempt so far. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1679,6 +1739,8 @@ export interface operations {
             /** @description Queued. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

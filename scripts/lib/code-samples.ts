@@ -8,7 +8,7 @@
  * The build adds them to the documents it renders as `x-codeSamples` (curl and TypeScript with
  * the package's own client); the published bundles in generated/openapi/ stay as written.
  */
-import { configFromEnv } from '../../src/config.js';
+import { DEFAULT_PORT } from '../../src/config.js';
 import { resolve, type ApiName, type JsonObject, type OpenApiDocument } from '../../src/contract/documents.js';
 import { stringify } from 'lossless-json';
 import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
@@ -20,7 +20,7 @@ import { documentedOperations, type DocumentedOperation } from '../mock/contract
 
 /** Where `npm start` serves each API with its defaults (PORT, MINIBRIDGE_SANDBOX_*_PORT). */
 export const SANDBOX_ORIGINS: Record<ApiName, string> = {
-  platform: `http://127.0.0.1:${configFromEnv({}).port}`,
+  platform: `http://127.0.0.1:${DEFAULT_PORT}`,
   hostapp: `http://127.0.0.1:${DEFAULT_HOSTAPP_PORT}`,
   miniapp: `http://127.0.0.1:${DEFAULT_MINIAPP_PORT}`,
 };
