@@ -43,7 +43,9 @@ export function createApp(platform: Platform): express.Express {
 
   const router = express.Router({ strict: false });
   mountOperations(router, platform, handlers);
-  app.use(router);
+  // Express answers OPTIONS itself with a text/plain list of methods; no operation documents
+  // OPTIONS (partners call from servers, there is no CORS), so it falls through to the 405/404 below.
+  app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? next() : router(req, res, next)));
   app.use('/docs', express.static(join(packageRoot(), 'generated', 'docs'), { index: 'index.html', fallthrough: true }));
   // The landing page links the guides' screenshots as ../../docs/screenshots/, which from /docs/ is here.
   app.use('/docs/screenshots', express.static(join(packageRoot(), 'docs', 'screenshots'), { fallthrough: true }));

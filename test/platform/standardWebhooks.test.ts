@@ -122,10 +122,10 @@ describe('inbound requests signed by the standardwebhooks package', () => {
     });
     const body = JSON.stringify(e1Body());
     const both = signRequest(body, [MINIAPP_SIGNING]);
-    expect((await harness.call('createOrderPayment', body, { headers: both })).status).toBe(200);
+    expect((await harness.call('createOrderPayment', body, { headers: { ...both } })).status).toBe(200);
     const { 'webhook-id': _id, 'webhook-timestamp': _timestamp, 'webhook-signature': _signature, ...legacyOnly } = both;
     const { 'X-Minibridge-Timestamp': _legacyTimestamp, 'X-Minibridge-Signature': _legacySignature, ...standardOnly } = both;
-    for (const replay of [legacyOnly, standardOnly, both]) {
+    for (const replay of [legacyOnly, standardOnly, { ...both }]) {
       const answer = await harness.call('createOrderPayment', body, { headers: replay });
       expect([answer.body.error_code, answer.body.error_message]).toEqual(['UNAUTHORIZED', expect.stringMatching(/already used/)]);
     }
