@@ -56,8 +56,11 @@ export async function authenticatePartner(
   if (partner.signingSecrets.length > 0) {
     const verification = verifyRequest(request.signedBytes, request.signature, partner.signingSecrets, nowSeconds);
     if (!verification.ok) throw new ApiError('UNAUTHORIZED', describeVerificationFailure(verification));
-    const fresh = await replayGuard(`${partner.kind}:${partner.id}:${verification.digest}`, new Date((verification.timestamp + REPLAY_WINDOW_SECONDS) * 1000));
-    if (!fresh) throw new ApiError('UNAUTHORIZED', 'this signature was already used: requests cannot be replayed');
+    // Every valid signature is remembered: one signed in both schemes stays a replay with either removed.
+    for (const key of verification.replayKeys) {
+      const fresh = await replayGuard(`${partner.kind}:${partner.id}:${key.digest}`, new Date((key.timestamp + REPLAY_WINDOW_SECONDS) * 1000));
+      if (!fresh) throw new ApiError('UNAUTHORIZED', 'this signature was already used: requests cannot be replayed');
+    }
     signatureGood = true;
   }
 

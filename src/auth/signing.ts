@@ -148,22 +148,51 @@ export function signatureInput(header: (lowerCaseName: string) => string | undef
 
 export type SignatureScheme = 'standard-webhooks' | 'x-minibridge';
 export type VerificationFailure = 'missing' | 'malformed' | 'stale' | 'mismatch';
+/** A valid signature a request carries, by which a replay of it is recognised until the window after `timestamp` ends. */
+export interface ReplayKey {
+  digest: string;
+  timestamp: number;
+}
 export type Verification =
-  | { ok: true; scheme: SignatureScheme; digest: string; timestamp: number }
+  | {
+      ok: true;
+      scheme: SignatureScheme;
+      digest: string;
+      timestamp: number;
+      /**
+       * Every valid signature the request carries, the accepted one first: a request signed in
+       * both schemes is also valid with either set of headers removed, so a receiver must
+       * remember (and refuse a replay of) each, or a replay with the webhook-* headers stripped
+       * would pass as a new X-Minibridge-signed request.
+       */
+      replayKeys: ReplayKey[];
+    }
   | { ok: false; scheme: SignatureScheme; reason: VerificationFailure };
 
 /**
  * Checks a request's signature against the receiver's active secrets, comparing in constant time.
  * A request carrying any `webhook-*` header is judged by Standard Webhooks alone; otherwise by
- * the deprecated scheme. `digest` identifies the accepted signature so the caller can refuse a
- * replay of it.
+ * the deprecated scheme. `digest` identifies the accepted signature; the caller refuses a replay
+ * of any of `replayKeys`.
  */
 export function verifyRequest(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds = Math.floor(Date.now() / 1000)): Verification {
   const standard = input.webhookId !== undefined || input.webhookTimestamp !== undefined || input.webhookSignature !== undefined;
-  return standard ? verifyStandard(rawBody, input, secrets, nowSeconds) : verifyLegacy(rawBody, input, secrets, nowSeconds);
+  if (!standard) return withReplayKeys(verifyLegacy(rawBody, input, secrets, nowSeconds));
+  const verification = withReplayKeys(verifyStandard(rawBody, input, secrets, nowSeconds));
+  if (verification.ok && (input.legacyTimestamp !== undefined || input.legacySignature !== undefined)) {
+    const legacy = verifyLegacy(rawBody, input, secrets, nowSeconds);
+    if (legacy.ok) verification.replayKeys.push({ digest: legacy.digest, timestamp: legacy.timestamp });
+  }
+  return verification;
 }
 
-function verifyStandard(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Verification {
+type Checked = { ok: true; scheme: SignatureScheme; digest: string; timestamp: number } | { ok: false; scheme: SignatureScheme; reason: VerificationFailure };
+
+function withReplayKeys(checked: Checked): Verification {
+  return checked.ok ? { ...checked, replayKeys: [{ digest: checked.digest, timestamp: checked.timestamp }] } : checked;
+}
+
+function verifyStandard(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Checked {
   const scheme = 'standard-webhooks';
   const { webhookId: id, webhookTimestamp: timestampText, webhookSignature: header } = input;
   if (!id || !timestampText || !header) return { ok: false, scheme, reason: 'missing' };
@@ -179,7 +208,7 @@ function verifyStandard(rawBody: string | Buffer, input: SignatureInput, secrets
   return match ? { ok: true, scheme, digest: `sw:${match.toString('hex')}`, timestamp } : { ok: false, scheme, reason: 'mismatch' };
 }
 
-function verifyLegacy(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Verification {
+function verifyLegacy(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Checked {
   const scheme = 'x-minibridge';
   const { legacyTimestamp: timestampText, legacySignature: header } = input;
   if (!timestampText || !header) return { ok: false, scheme, reason: 'missing' };

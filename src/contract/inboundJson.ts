@@ -1,5 +1,5 @@
 import { dotted, type JsonPath } from './jsonPath.js';
-import { isJsonObject, parseLossless } from './json.js';
+import { isJsonObject, mayHoldUnstorableText, MAX_JSON_DEPTH, nestsDeeperThan, parseLossless, unstorableText } from './json.js';
 import { check, type OperationContract } from './operations.js';
 
 /**
@@ -21,7 +21,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * - a member named `__proto__` at any depth: JSON.parse keeps it as data, but `obj[key] = value`,
  *   spread and most copies anywhere downstream (ours or a partner's) turn it into the object's
  *   prototype, so the body would mean different things to different readers;
- * - U+0000 in any string or member name, which PostgreSQL cannot store.
+ * - objects and arrays nested deeper than `x-max-json-depth`, checked before anything recursive
+ *   reads the text (a deeper body would exhaust the stack of the parser, the validator or the store);
+ * - U+0000 or a lone UTF-16 surrogate (`"\ud800"`) in any string or member name, which
+ *   PostgreSQL cannot store and UTF-8 cannot carry.
  * Numbers stay exact (lossless-json): money never passes through a float.
  */
 export function parseInboundJson(raw: Uint8Array): unknown {
@@ -32,6 +35,7 @@ export function parseInboundJson(raw: Uint8Array): unknown {
     throw new InboundRefusal('the body is not valid UTF-8');
   }
   if (text.trim() === '') throw new InboundRefusal('the body is empty; a JSON object is required');
+  if (nestsDeeperThan(text)) throw new InboundRefusal(`objects and arrays must not be nested more than ${MAX_JSON_DEPTH} deep`);
   let value: unknown;
   try {
     value = parseLossless(text);
@@ -44,8 +48,9 @@ export function parseInboundJson(raw: Uint8Array): unknown {
   }
   const ambiguous = firstAmbiguousMember(text);
   if (ambiguous) throw new InboundRefusal(ambiguous);
-  // JSON can only carry U+0000 as an escape, so most bodies skip the walk.
-  if (/\\u0000/i.test(text) && containsNul(value)) throw new InboundRefusal('strings must not contain the NUL character (U+0000)');
+  // UTF-8 JSON can only carry U+0000 or a lone surrogate as an escape, so most bodies skip the walk.
+  const unstorable = mayHoldUnstorableText(text) ? unstorableText(value) : undefined;
+  if (unstorable) throw new InboundRefusal(unstorable);
   return value;
 }
 

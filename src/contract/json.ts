@@ -1,4 +1,5 @@
 import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
+import { loadDocument } from './documents.js';
 
 /**
  * JSON without loss of digits. Every number is kept as a LosslessNumber holding its exact source
@@ -89,6 +90,79 @@ export function numberSource(parent: unknown, key: string | number | undefined, 
     if (source !== undefined) return source;
   }
   return String(value);
+}
+
+/**
+ * How deep objects and arrays may nest in any JSON the platform reads from a partner, a request
+ * body or an answer: `x-max-json-depth` of the Platform API (ADR 0015). Every reader on the way
+ * (lossless-json, the validation view, ajv, pruning, storage) walks recursively, so a 1 MiB body
+ * of `[[[[...` would otherwise exhaust the stack in whichever runs first.
+ */
+export const MAX_JSON_DEPTH: number = maxDepthFromContract();
+
+function maxDepthFromContract(): number {
+  const depth = loadDocument('platform')['x-max-json-depth'];
+  if (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 2) throw new Error('the Platform API lost x-max-json-depth');
+  return depth;
+}
+
+/**
+ * Whether JSON text nests objects and arrays deeper than `limit`, found by one pass over the
+ * characters without building anything (brackets inside strings do not count), so it is safe to
+ * run on any text before a recursive parser sees it.
+ */
+export function nestsDeeperThan(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c) index++; // a backslash escapes the next character
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) {
+      inString = true;
+    } else if (code === 0x7b || code === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (code === 0x7d || code === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Why a parsed JSON value cannot be stored or passed on unchanged, or undefined: a string or
+ * member name holding U+0000 (PostgreSQL cannot store it) or a lone UTF-16 surrogate (`"\ud800"`
+ * is valid JSON text but no Unicode text: UTF-8 cannot encode it, so the store and every partner
+ * would see U+FFFD or an error instead of what was sent).
+ */
+export function unstorableText(value: unknown): string | undefined {
+  if (typeof value === 'string') return textProblem(value);
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = unstorableText(item);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  if (isJsonObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      const problem = textProblem(key) ?? unstorableText(item);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+function textProblem(text: string): string | undefined {
+  if (text.includes('\0')) return 'strings must not contain the NUL character (U+0000)';
+  if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) return 'strings must be Unicode text: a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair) is not accepted';
+  return undefined;
+}
+
+/** Whether JSON text can carry a string unstorableText refuses: both come only as `\u` escapes in UTF-8 text. */
+export function mayHoldUnstorableText(text: string): boolean {
+  return /\\u(?:0000|d[89a-f])/i.test(text);
 }
 
 export { isLosslessNumber, LosslessNumber };

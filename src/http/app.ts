@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
-import { contractOperations } from '../contract/operations.js';
+import { contractOperations, type OperationContract } from '../contract/operations.js';
 import { packageRoot } from '../contract/documents.js';
 import { handlers } from '../operations/index.js';
 import type { Platform } from '../platform.js';
-import { ApiError } from './apiError.js';
+import { ApiError, invalidInputCode } from './apiError.js';
 import { expressPath, mountOperations } from './operationRoutes.js';
 import { sendError } from './respond.js';
 
@@ -43,7 +43,9 @@ export function createApp(platform: Platform): express.Express {
 
   const router = express.Router({ strict: false });
   mountOperations(router, platform, handlers);
-  app.use(router);
+  // Express answers OPTIONS itself with a text/plain list of methods; no operation documents
+  // OPTIONS (partners call from servers, there is no CORS), so it falls through to the 405/404 below.
+  app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? next() : router(req, res, next)));
   // The docs are served as the folder tree they are built in, so every relative link works over
   // HTTP as from file: generated/docs/ at /docs/, the bundles they offer for download
   // (../openapi/<api>.yaml|json) at /openapi/, and the guides' screenshots, linked as
@@ -52,7 +54,7 @@ export function createApp(platform: Platform): express.Express {
   app.use('/openapi', express.static(join(packageRoot(), 'generated', 'openapi'), { index: false, fallthrough: true, setHeaders: readableContract }));
   app.use('/docs/screenshots', express.static(join(packageRoot(), 'docs', 'screenshots'), { fallthrough: true }));
 
-  const knownPaths = [...contractOperations().values()].filter((op) => op.api === 'platform').map((op) => ({ method: op.method, pattern: pathPattern(op.path) }));
+  const knownPaths = [...contractOperations().values()].filter((op) => op.api === 'platform').map((op) => ({ op, method: op.method, pattern: pathPattern(op.path) }));
   app.use((req: Request, res: Response) => {
     const allowed = knownPaths.filter((known) => known.pattern.test(req.path)).map((known) => known.method);
     const error = allowed.length > 0
@@ -61,7 +63,10 @@ export function createApp(platform: Platform): express.Express {
     sendError(res, error, undefined, req.log);
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    sendError(res, error, undefined, req.log);
+    // Express fails a route before the operation's handler runs (a path parameter that does not
+    // decode): answered with that operation's invalid-input error, as its handler would.
+    const op = knownPaths.find((known) => known.method === req.method && known.pattern.test(req.path))?.op;
+    sendError(res, (op && clientFault(error, op)) ?? error, op, req.log);
   });
   return app;
 }
@@ -69,6 +74,19 @@ export function createApp(platform: Platform): express.Express {
 /** Bundles open in the browser as text rather than downloading as an unknown type. */
 function readableContract(res: Response, file: string): void {
   if (file.endsWith('.yaml')) res.setHeader('Content-Type', 'text/yaml; charset=utf-8');
+}
+
+/**
+ * An error Express itself raises for the client's request before the operation's handler runs (a
+ * path segment such as `%zz` or `%ED%A0%80` that is not percent-encoded UTF-8 fails its decoding
+ * with status 400): the client's fault, answered with the operation's invalid-input error rather
+ * than as a platform failure (UNKNOWN_ERROR, retryable, for something no retry can fix).
+ */
+function clientFault(error: unknown, op: OperationContract): ApiError | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (error instanceof ApiError || typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  const why = error instanceof URIError ? 'the request path is not percent-encoded UTF-8' : 'the request cannot be read';
+  return new ApiError(invalidInputCode(op), why);
 }
 
 function pathPattern(template: string): RegExp {

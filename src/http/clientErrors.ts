@@ -1,4 +1,4 @@
-import { maxHeaderSize as defaultMaxHeaderSize, type Server } from 'node:http';
+import { maxHeaderSize as defaultMaxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ErrorBody } from './apiError.js';
@@ -12,11 +12,18 @@ interface LayerRefusal {
 
 /**
  * Answers what Node's HTTP parser refuses (headers too large, malformed requests or chunking, a
- * request not received in full within the request time-out) with the contract's
+ * request not received in full within the request time-out, an Expect it cannot meet) with the contract's
  * `{error_code, error_message}` JSON and closes the connection, instead of Node's empty-bodied
  * default (ADR 0015). A connection reset is no request at all and gets no answer.
  */
 export function answerClientErrors(server: Server, log: Logger): void {
+  // Node answers an Expect other than 100-continue with an empty-bodied 417 unless someone listens.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const body: ErrorBody = { error_code: 'INVALID_REQUEST', error_message: 'the only Expect the platform meets is 100-continue' };
+    log.info({ expect: req.headers.expect }, 'HTTP-layer refusal: unmet Expect');
+    const text = JSON.stringify(body);
+    res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), Connection: 'close' }).end(text);
+  });
   server.on('clientError', (error: Error & { code?: string; reason?: string }, socket: Duplex) => {
     const refusal = refusalFor(error, server);
     // Node only writes its own answer when no response has started on the socket: the same here.

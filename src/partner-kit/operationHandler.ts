@@ -110,9 +110,9 @@ async function readAuthenticatedRequest(req: Request, binding: OperationBinding)
   if (binding.signingSecrets && binding.signingSecrets.length > 0) {
     const verification = verifyRequest(raw, signatureInput((name) => header(req, name)), binding.signingSecrets);
     if (!verification.ok) throw new Refusal('unauthorized', describeVerificationFailure(verification));
-    if (!binding.replayCache.remember(verification.digest, verification.timestamp)) {
-      throw new Refusal('unauthorized', 'this signature was already accepted within the replay window (replay)');
-    }
+    // Every valid signature is remembered: one signed in both schemes stays a replay with either removed.
+    const fresh = verification.replayKeys.map((key) => binding.replayCache.remember(key.digest, key.timestamp));
+    if (fresh.includes(false)) throw new Refusal('unauthorized', 'this signature was already accepted within the replay window (replay)');
   }
   const userTokenAllowed = op.security.some((requirement) => 'userAccessToken' in requirement);
   const authorized = await checkAuthorization(header(req, 'authorization'), {

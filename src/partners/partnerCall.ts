@@ -1,5 +1,5 @@
 import { check, operation } from '../contract/operations.js';
-import { parseLossless } from '../contract/json.js';
+import { mayHoldUnstorableText, MAX_JSON_DEPTH, nestsDeeperThan, parseLossless, unstorableText } from '../contract/json.js';
 import { AnswerTooLargeError } from './httpFetch.js';
 
 /** Why a partner call did not produce a contract-valid answer. */
@@ -94,13 +94,29 @@ export async function callPartner(
   const bytes = answer.data instanceof ArrayBuffer ? answer.data : await response.arrayBuffer();
   let text: string;
   let body: unknown;
+  const breaksApi = (why: string): PartnerOutcome => ({
+    ok: false,
+    failure: { kind: 'invalid_body', status: response.status, detail: `answered with a body that breaks the API: ${why}` },
+    durationMs: elapsed(),
+  });
   try {
     text = utf8.decode(bytes);
+  } catch (error) {
+    return { ok: false, failure: { kind: 'not_json', status: response.status, detail: `answered with a body that is not UTF-8 JSON: ${(error as Error).message}` }, durationMs: elapsed() };
+  }
+  // Before anything recursive reads it: a deeper answer would exhaust the stack of the parser,
+  // the validator or the store (the Platform API's x-max-json-depth, ADR 0015).
+  if (nestsDeeperThan(text)) return breaksApi(`objects and arrays are nested more than ${MAX_JSON_DEPTH} deep`);
+  try {
     body = reading === 'forwarded' ? JSON.parse(text) : parseLossless(text);
   } catch (error) {
     const why = error instanceof Error ? `: ${error.message}` : '';
     return { ok: false, failure: { kind: 'not_json', status: response.status, detail: `answered with a body that is not UTF-8 JSON${why}` }, durationMs: elapsed() };
   }
+  // A value the platform acts on or stores must be text the store keeps as sent (a forwarded
+  // answer travels as its bytes, where a \u escape is only text).
+  const unstorable = reading === 'interpreted' && mayHoldUnstorableText(text) ? unstorableText(body) : undefined;
+  if (unstorable) return breaksApi(unstorable);
   const validate = contract.responses.get('200')?.validate;
   if (validate) {
     const result = check(validate, body);

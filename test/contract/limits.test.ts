@@ -114,7 +114,7 @@ describe('array sizes: maxItems passes, maxItems+1 is refused naming the array (
     const atLimit = verdict(operationId, path, list(maxItems));
     expect(atLimit.valid ? 'valid' : atLimit.message, `${maxItems} elements`).toBe('valid');
     const overLimit = verdict(operationId, path, list(maxItems + 1));
-    expect(overLimit.valid ? 'valid' : overLimit.message, `${maxItems + 1} elements`).toBe(`${dotted(path)} must NOT have more than ${maxItems} items`);
+    expect(overLimit.valid ? 'valid' : overLimit.message, `${maxItems + 1} elements`).toBe(`${dotted(path)} must have at most ${maxItems} entries`);
   });
 });
 

@@ -169,6 +169,18 @@ describe('createHostappRouter: request signing', () => {
     expect(replay.body).toEqual({ error_code: 'UNAUTHORIZED' });
   });
 
+  it('refuses a replay of a request signed in both schemes with either set of headers stripped (the platform signs in both until the sunset)', async () => {
+    const url = await start({ signingSecrets });
+    const signed = signRequest(order, signingSecrets);
+    const { 'webhook-id': _id, 'webhook-timestamp': _timestamp, 'webhook-signature': _signature, ...legacyOnly } = signed;
+    const { 'X-Minibridge-Timestamp': _legacyTimestamp, 'X-Minibridge-Signature': _legacySignature, ...standardOnly } = signed;
+    const first = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signed } });
+    expect(first.body).toEqual({ order_payment_id: 'hop_1' });
+    for (const replay of [legacyOnly, standardOnly]) {
+      expect((await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...replay } })).body).toEqual({ error_code: 'UNAUTHORIZED' });
+    }
+  });
+
   it('verifies a GET request from its raw query string', async () => {
     const url = await start({ signingSecrets });
     const query = 'app_id=ma_kit&client_id=ha_kit&order_payment_id=hop%201';

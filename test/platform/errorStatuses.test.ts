@@ -99,11 +99,15 @@ describe('over HTTP: a malformed delivery_id is a documented 400 INVALID_REQUEST
   test.each([
     ['getDelivery', '/api/v1/admin/deliveries/not-a-uuid'],
     ['redeliverDelivery', '/api/v1/admin/deliveries/not-a-uuid/redeliver'],
+    // Not percent-encoded UTF-8: Express fails to decode the parameter before the handler runs.
+    ['getDelivery', '/api/v1/admin/deliveries/%zz'],
+    ['getDelivery', '/api/v1/admin/deliveries/%ED%A0%80'],
+    ['redeliverDelivery', '/api/v1/admin/deliveries/%C0%AF/redeliver'],
   ])('%s %s', async (operationId, requestPath) => {
     // harness.call also checks the status is documented and the body matches its schema.
     const answer = await harness.call(operationId, undefined, { ...admin, path: requestPath });
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error_code: 'INVALID_REQUEST', error_message: expect.stringContaining('delivery_id') });
+    expect(answer.body).toEqual({ error_code: 'INVALID_REQUEST', error_message: expect.stringMatching(/delivery_id|percent-encoded/) });
     expect(answer.headers.get('retry-after')).toBeNull();
   });
 });

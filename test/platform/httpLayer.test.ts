@@ -93,6 +93,16 @@ function expectContractError(answer: RawAnswer, status: number, code: string): v
 const start = (lines: string[]) => [`POST ${PATH} HTTP/1.1`, 'Host: localhost', `Authorization: ${harness.miniappAuth()}`, 'Content-Type: application/json', ...lines, '', ''].join('\r\n');
 
 describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
+  test('an Expect other than 100-continue: 417 with the contract body, not an empty one', async () => {
+    expectContractError(await exchange([start(['Expect: 200-ok', 'Content-Length: 2', 'Connection: close']) + '{}']), 417, 'INVALID_REQUEST');
+  });
+
+  test('OPTIONS on an operation path: 405 with the contract body and Allow, not Express text/plain', async () => {
+    const answer = await exchange([[`OPTIONS ${PATH} HTTP/1.1`, 'Host: localhost', 'Connection: close', '', ''].join('\r\n')]);
+    expectContractError(answer, 405, 'METHOD_NOT_ALLOWED');
+    expect(answer.headers).toMatch(/\r\nallow: POST/i);
+  });
+
   test('headers larger than the limit: 431 with the contract body', async () => {
     expectContractError(await exchange([start([`X-Padding: ${'a'.repeat(20 * 1024)}`])]), 431, 'PAYLOAD_TOO_LARGE');
   });

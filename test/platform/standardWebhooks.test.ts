@@ -92,6 +92,8 @@ describe('outbound calls verify with the standardwebhooks package', () => {
 
 describe('inbound requests signed by the standardwebhooks package', () => {
   test('are accepted once; a replay, a changed body, a stale timestamp and a missing header are refused', async () => {
+    // An id of its own: the host app's default E3 id is already bound to the first describe's order.
+    harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_once' });
     const body = JSON.stringify(e1Body());
     const headers = packageSigned(miniappWebhook, body);
     expect((await harness.call('createOrderPayment', body, { headers })).status).toBe(200);
@@ -113,6 +115,22 @@ describe('inbound requests signed by the standardwebhooks package', () => {
     expect((await harness.call('createOrderPayment', body, { headers: wrongStandard })).body.error_code).toBe('UNAUTHORIZED');
   });
 
+  test('a request signed in both schemes cannot be replayed with either set of headers stripped', async () => {
+    let created = 0;
+    harness.hostapp.on('/create-order-payment', (_request: Received, res: import('node:http').ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_sw_both_${++created}` }));
+    });
+    const body = JSON.stringify(e1Body());
+    const both = signRequest(body, [MINIAPP_SIGNING]);
+    expect((await harness.call('createOrderPayment', body, { headers: { ...both } })).status).toBe(200);
+    const { 'webhook-id': _id, 'webhook-timestamp': _timestamp, 'webhook-signature': _signature, ...legacyOnly } = both;
+    const { 'X-Minibridge-Timestamp': _legacyTimestamp, 'X-Minibridge-Signature': _legacySignature, ...standardOnly } = both;
+    for (const replay of [legacyOnly, standardOnly, { ...both }]) {
+      const answer = await harness.call('createOrderPayment', body, { headers: replay });
+      expect([answer.body.error_code, answer.body.error_message]).toEqual(['UNAUTHORIZED', expect.stringMatching(/already used/)]);
+    }
+  });
+
   test("the example host app's E5, signed with the package, is accepted", async () => {
     const e1 = JSON.stringify(e1Body());
     harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_example' });
@@ -124,6 +142,7 @@ describe('inbound requests signed by the standardwebhooks package', () => {
   });
 
   test('the deprecated X-Minibridge-* scheme alone is still accepted during its deprecation period', async () => {
+    harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_deprecated' });
     const body = JSON.stringify(e1Body());
     const { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': signature } = signRequest(body, [MINIAPP_SIGNING]);
     const answer = await harness.call('createOrderPayment', body, { headers: { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': signature } });

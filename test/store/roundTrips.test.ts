@@ -85,7 +85,7 @@ describeEachBackend("round trips", (database, backend) => {
     expect(await direct.outbox.countPending()).toBe(1);
   });
 
-  it("E6: claims a batch in one statement and records each attempt in one", async () => {
+  it("E6: claims a batch in one locked transaction (ADR 0008: per-miniapp bound across instances) and records each attempt in one statement", async () => {
     const payment = newOrderPayment();
     await direct.orderPayments.create(payment, null);
     await direct.orderPayments.transition(transitionTo(payment, "paid"));
@@ -98,7 +98,7 @@ describeEachBackend("round trips", (database, backend) => {
       result: { outcome: "delivered", http_status: 200 },
     });
     expect(recorded).toMatchObject({ status: "delivered", attempts_made: 1 });
-    expect(recording.take()).toEqual(["UPDATE", "store.outbox.recordAttempt"]);
+    expect(recording.take()).toEqual(["BEGIN", "store.outbox.claimLock", "store.outbox.claimDue", "COMMIT", "store.outbox.recordAttempt"]);
     expect((await direct.outbox.get(claimed!.delivery.delivery_id))?.attempts).toHaveLength(1);
   });
 

@@ -20,7 +20,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prefixedAuthorization, basicAuthorization } from '../../../src/auth/credentials.js';
 import { decimalViolation, INTEGER_TEXT } from '../../../src/contract/decimal.js';
-import { isJsonObject, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
+import { isJsonObject, MAX_JSON_DEPTH, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import { getAt, type JsonPath } from '../../../src/contract/jsonPath.js';
 import { check, contractOperations, type OperationContract } from '../../../src/contract/operations.js';
 import { documentedError, invalidInputCode } from '../../../src/http/apiError.js';
@@ -34,7 +34,7 @@ import { effective } from '../support/contractSchema.js';
 import { MINIAPP_PATHS } from '../support/fakePartner.js';
 import { startHarness, type Harness } from '../support/platformHarness.js';
 import { PARTIES, hostappBasicAuthorization, hostappTokenAuthorization, miniappAuthorization } from '../support/registry.js';
-import { duplicateMember, forwardedAt, oddNumber, prototypeInjection, type Hostile } from './support/hostileJson.js';
+import { duplicateMember, forwardedAt, oddNumber, prototypeInjection, unreadableMember, type Hostile } from './support/hostileJson.js';
 
 const SEED = Number(process.env.HOSTILE_SEED ?? 20261124);
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
@@ -52,6 +52,7 @@ const generators: Array<[string, Generator]> = [
   ['Object.prototype names at any depth', (base) => prototypeInjection(base, SENTINEL)],
   ['repeated members', duplicateMember],
   ['numbers of any shape', oddNumber],
+  ['nesting past x-max-json-depth, U+0000 and lone surrogates', (base) => unreadableMember(base, MAX_JSON_DEPTH)],
 ];
 
 /** The first request example of an operation, with the test's registered parties and a marker for a fresh order id. */
@@ -177,7 +178,7 @@ describe(`hostile inbound bodies on the platform (HOSTILE_SEED=${SEED}, ${RUNS} 
                 expect(response.status, where).toBe(documentedError(invalidCode, op).status);
                 expect(answer.error_code, where).toBe(invalidCode);
                 expect(String(answer.error_message), where).not.toMatch(/must NOT|must match pattern|must have required/);
-                if (hostile.mustRefuse) expect(String(answer.error_message), where).toMatch(/__proto__|more than once/);
+                if (hostile.mustRefuse) expect(String(answer.error_message), where).toMatch(hostile.refusal ?? /__proto__|more than once/);
                 expect(partnerRequests().length, `${where}: a refused body reached a partner`).toBe(partnerBefore);
                 expect(await storeCounts(), `${where}: a refused body changed the store`).toBe(storeBefore);
               } else if (response.status === 200 && hostile.injected && !forwardedAt(op.api, requestSchemaRef(op), base, hostile.injected.at)) {

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLosslessNumber, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
+import { isLosslessNumber, MAX_JSON_DEPTH, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import type { PartnerOperationId } from '../../../src/partners/partnerCall.js';
 import type { Received } from '../../support/fakePartners.js';
 import type { PlatformHarness } from '../../support/platformHarness.js';
@@ -156,6 +156,37 @@ describe.each(operations)('%s answers', (operationId) => {
         expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(ORIGINAL_PROTOTYPE);
       }),
       { seed: seedOf(operationId, 'keys'), numRuns: 12 },
+    );
+  }, 120_000);
+
+  it('nesting past x-max-json-depth refused; U+0000 and lone surrogates refused where values are acted on', async () => {
+    const s = scenario();
+    // The answer object holds the value (and the stored member, where there is one, one level more).
+    // Thousands of levels still fit under the size cap (6 bytes a level at most), so the depth is what is refused.
+    const around = s.stored ? 2 : 1;
+    const nested = fc
+      .record({ depth: fc.oneof(fc.integer({ min: MAX_JSON_DEPTH - around - 1, max: MAX_JSON_DEPTH - around + 2 }), fc.integer({ min: 1000, max: 5000 })), objects: fc.boolean() })
+      .map(({ depth, objects }) => ({ depth: depth + around, text: objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}${']'.repeat(depth)}` }));
+    // A string holding U+0000 or a lone surrogate, as a value or as a member name (JSON.stringify writes both as \u escapes).
+    const unstorable = fc
+      .record({ code: fc.oneof(fc.integer({ min: 0xd800, max: 0xdfff }), fc.constant(0)), asName: fc.boolean() })
+      .map(({ code, asName }) => ({ text: `x${String.fromCharCode(code)}y`, asName }));
+    const hostile = fc.oneof(nested.map((deep) => ({ deep, unstorable: undefined })), unstorable.map((bad) => ({ deep: undefined, unstorable: bad })));
+    await fc.assert(
+      fc.asyncProperty(hostile, async ({ deep, unstorable: bad }) => {
+        let sent = '';
+        const member: Member = deep ? ['v', deep.text] : bad!.asName ? [bad!.text, '1'] : ['v', json(bad!.text)];
+        const trial = await attempt(s, (request) => {
+          const members: Member[] = [...s.valid(request)];
+          if (s.stored) members[members.findIndex(([name]) => name === s.stored)] = [s.stored, objectText([member])];
+          else members.push(member);
+          sent = objectText(members);
+          return exactly(Buffer.from(sent), 'content-length');
+        });
+        if (deep ? deep.depth > MAX_JSON_DEPTH : s.reading === 'interpreted') await expectInvalid(s, trial, deep ? 'nested more than' : undefined);
+        else await trial.accepted(sent);
+      }),
+      { seed: seedOf(operationId, 'unreadable'), numRuns: 8 },
     );
   }, 120_000);
 

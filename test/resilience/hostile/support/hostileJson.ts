@@ -59,6 +59,8 @@ export interface Hostile {
   plain: unknown;
   /** Where the injected member sits, and a sentinel its value carries (prototype injections). */
   injected?: { at: JsonPath; sentinel: string };
+  /** What the refusal's message must say, when `mustRefuse`; by default that a name is repeated or `__proto__`. */
+  refusal?: RegExp;
 }
 
 const smallJson = fc.jsonValue({ maxDepth: 2, depthSize: 'small' });
@@ -155,6 +157,41 @@ export function oddNumber(base: unknown): fc.Arbitrary<Hostile> {
     });
     return { label: `${at.join('.')} = ${number.length > 40 ? `${number.slice(0, 40)}… (${number.length} characters)` : number}`, text, mustRefuse: false, plain: undefined };
   });
+}
+
+/**
+ * Text no reader downstream can take, put in place of any member of the body, as its value or
+ * (for strings) its name: objects and arrays nested past `maxDepth` (just past it, or thousands
+ * deep, as a 1 MiB body can be), or a string holding U+0000 or a lone UTF-16 surrogate (valid
+ * JSON escapes, but no store keeps them and UTF-8 cannot carry a surrogate). Every such body must
+ * be refused, whatever the contract says about the place.
+ */
+export function unreadableMember(base: unknown, maxDepth: number): fc.Arbitrary<Hostile> {
+  const members = memberPaths(base).filter((path) => typeof path[path.length - 1] === 'string');
+  const surrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => `\\u${code.toString(16)}`);
+  const unstorable = fc
+    .record({ escape: fc.oneof(surrogate, fc.constant('\\u0000')), before: fc.string({ maxLength: 4 }), after: fc.string({ maxLength: 4 }) })
+    .map(({ escape, before, after }) => `${JSON.stringify(before).slice(0, -1)}${escape}${JSON.stringify(after).slice(1)}`);
+  const nested = fc
+    .record({ depth: fc.oneof(fc.integer({ min: maxDepth + 1, max: maxDepth + 3 }), fc.integer({ min: 1000, max: 20_000 })), objects: fc.boolean() })
+    .map(({ depth, objects }) => (objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}${']'.repeat(depth)}`));
+  return fc
+    .record({ at: fc.constantFrom(...members), what: fc.oneof(nested.map((text) => ({ text, inName: false })), unstorable.map((text) => ({ text, inName: false })), unstorable.map((text) => ({ text, inName: true }))) })
+    .map(({ at, what }) => {
+      const key = JSON.stringify(at[at.length - 1]!);
+      const text = render(base, {
+        at: at.slice(0, -1),
+        members: (entries) => entries.map(([name, value]): [string, string] => (name !== key ? [name, value] : what.inName ? [what.text, value] : [name, what.text])),
+      });
+      const shown = what.text.length > 40 ? `${what.text.slice(0, 40)}… (${what.text.length} characters)` : what.text;
+      return {
+        label: `${at.join('.')} ${what.inName ? 'renamed' : '='} ${shown}`,
+        text,
+        mustRefuse: true,
+        plain: undefined,
+        refusal: /nested more than|NUL character|lone UTF-16 surrogate/,
+      };
+    });
 }
 
 /** Whether a member injected at `at` stays in what is forwarded: true only inside an object the contract leaves open. */
