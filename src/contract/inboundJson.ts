@@ -1,5 +1,5 @@
 import { dotted, type JsonPath } from './jsonPath.js';
-import { isJsonObject, mayHoldUnstorableText, MAX_JSON_DEPTH, nestsDeeperThan, parseLossless, unstorableText } from './json.js';
+import { isJsonObject, mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText } from './json.js';
 import { check, type OperationContract } from './operations.js';
 
 /**
@@ -35,7 +35,7 @@ export function parseInboundJson(raw: Uint8Array): unknown {
     throw new InboundRefusal('the body is not valid UTF-8');
   }
   if (text.trim() === '') throw new InboundRefusal('the body is empty; a JSON object is required');
-  if (nestsDeeperThan(text)) throw new InboundRefusal(`objects and arrays must not be nested more than ${MAX_JSON_DEPTH} deep`);
+  if (nestsDeeperThan(text)) throw new InboundRefusal(`objects and arrays must not be nested more than ${maxJsonDepth()} deep`);
   let value: unknown;
   try {
     value = parseLossless(text);

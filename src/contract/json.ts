@@ -98,20 +98,24 @@ export function numberSource(parent: unknown, key: string | number | undefined, 
  * (lossless-json, the validation view, ajv, pruning, storage) walks recursively, so a 1 MiB body
  * of `[[[[...` would otherwise exhaust the stack in whichever runs first.
  */
-export const MAX_JSON_DEPTH: number = maxDepthFromContract();
-
-function maxDepthFromContract(): number {
-  const depth = loadDocument('platform')['x-max-json-depth'];
-  if (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 2) throw new Error('the Platform API lost x-max-json-depth');
-  return depth;
+export function maxJsonDepth(): number {
+  // Read on first use, not at import: the build imports this module before it has bundled the
+  // contract it reads.
+  if (maxDepth === undefined) {
+    const depth = loadDocument('platform')['x-max-json-depth'];
+    if (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 2) throw new Error('the Platform API lost x-max-json-depth');
+    maxDepth = depth;
+  }
+  return maxDepth;
 }
+let maxDepth: number | undefined;
 
 /**
  * Whether JSON text nests objects and arrays deeper than `limit`, found by one pass over the
  * characters without building anything (brackets inside strings do not count), so it is safe to
  * run on any text before a recursive parser sees it.
  */
-export function nestsDeeperThan(text: string, limit = MAX_JSON_DEPTH): boolean {
+export function nestsDeeperThan(text: string, limit = maxJsonDepth()): boolean {
   let depth = 0;
   let inString = false;
   for (let index = 0; index < text.length; index++) {

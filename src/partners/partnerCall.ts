@@ -1,5 +1,5 @@
 import { check, operation } from '../contract/operations.js';
-import { mayHoldUnstorableText, MAX_JSON_DEPTH, nestsDeeperThan, parseLossless, unstorableText } from '../contract/json.js';
+import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText } from '../contract/json.js';
 import { AnswerTooLargeError } from './httpFetch.js';
 
 /** Why a partner call did not produce a contract-valid answer. */
@@ -106,7 +106,7 @@ export async function callPartner(
   }
   // Before anything recursive reads it: a deeper answer would exhaust the stack of the parser,
   // the validator or the store (the Platform API's x-max-json-depth, ADR 0015).
-  if (nestsDeeperThan(text)) return breaksApi(`objects and arrays are nested more than ${MAX_JSON_DEPTH} deep`);
+  if (nestsDeeperThan(text)) return breaksApi(`objects and arrays are nested more than ${maxJsonDepth()} deep`);
   try {
     body = reading === 'forwarded' ? JSON.parse(text) : parseLossless(text);
   } catch (error) {

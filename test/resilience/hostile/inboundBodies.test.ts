@@ -20,7 +20,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prefixedAuthorization, basicAuthorization } from '../../../src/auth/credentials.js';
 import { decimalViolation, INTEGER_TEXT } from '../../../src/contract/decimal.js';
-import { isJsonObject, MAX_JSON_DEPTH, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
+import { isJsonObject, maxJsonDepth, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import { getAt, type JsonPath } from '../../../src/contract/jsonPath.js';
 import { check, contractOperations, type OperationContract } from '../../../src/contract/operations.js';
 import { documentedError, invalidInputCode } from '../../../src/http/apiError.js';
@@ -52,7 +52,7 @@ const generators: Array<[string, Generator]> = [
   ['Object.prototype names at any depth', (base) => prototypeInjection(base, SENTINEL)],
   ['repeated members', duplicateMember],
   ['numbers of any shape', oddNumber],
-  ['nesting past x-max-json-depth, U+0000 and lone surrogates', (base) => unreadableMember(base, MAX_JSON_DEPTH)],
+  ['nesting past x-max-json-depth, U+0000 and lone surrogates', (base) => unreadableMember(base, maxJsonDepth())],
 ];
 
 /** The first request example of an operation, with the test's registered parties and a marker for a fresh order id. */

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLosslessNumber, MAX_JSON_DEPTH, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
+import { isLosslessNumber, maxJsonDepth, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import type { PartnerOperationId } from '../../../src/partners/partnerCall.js';
 import type { Received } from '../../support/fakePartners.js';
 import type { PlatformHarness } from '../../support/platformHarness.js';
@@ -165,7 +165,7 @@ describe.each(operations)('%s answers', (operationId) => {
     // Thousands of levels still fit under the size cap (6 bytes a level at most), so the depth is what is refused.
     const around = s.stored ? 2 : 1;
     const nested = fc
-      .record({ depth: fc.oneof(fc.integer({ min: MAX_JSON_DEPTH - around - 1, max: MAX_JSON_DEPTH - around + 2 }), fc.integer({ min: 1000, max: 5000 })), objects: fc.boolean() })
+      .record({ depth: fc.oneof(fc.integer({ min: maxJsonDepth() - around - 1, max: maxJsonDepth() - around + 2 }), fc.integer({ min: 1000, max: 5000 })), objects: fc.boolean() })
       .map(({ depth, objects }) => ({ depth: depth + around, text: objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}${']'.repeat(depth)}` }));
     // A string holding U+0000 or a lone surrogate, as a value or as a member name (JSON.stringify writes both as \u escapes).
     const unstorable = fc
@@ -183,7 +183,7 @@ describe.each(operations)('%s answers', (operationId) => {
           sent = objectText(members);
           return exactly(Buffer.from(sent), 'content-length');
         });
-        if (deep ? deep.depth > MAX_JSON_DEPTH : s.reading === 'interpreted') await expectInvalid(s, trial, deep ? 'nested more than' : undefined);
+        if (deep ? deep.depth > maxJsonDepth() : s.reading === 'interpreted') await expectInvalid(s, trial, deep ? 'nested more than' : undefined);
         else await trial.accepted(sent);
       }),
       { seed: seedOf(operationId, 'unreadable'), numRuns: 8 },
