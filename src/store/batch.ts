@@ -53,3 +53,10 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, options: BatchO
       pump();
     });
 }
+
+/**
+ * E1's two writes (the key reservation, the record) batched per store: a few statements at once
+ * alone, and under load one statement for everything that arrived while they ran. The pool holds
+ * 20 connections; two batchers at four each leave the rest to E5, E6 and reads.
+ */
+export const e1WriteBatching: BatchOptions = { maxInFlight: 4, maxBatch: 128 };
