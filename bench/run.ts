@@ -366,7 +366,10 @@ function targets(direct: BenchResults['direct'], contenders: ContenderResult[], 
       measured: cpu ? `${show(cpuTotal, ' ms')} (platform ${show(cpu.process, ' ms')}, PostgreSQL ${show(cpu.postgres, ' ms')})` : 'n/a',
       met: atMost(cpuTotal, 0.9),
     },
-    { name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`, goal: '≤ 5 ms', measured: show(added, ' ms', 1), met: atMost(added, 5) },
+    // A direct call slower than the platform behind it says the machine stalled during one of them: no measurement.
+    added !== undefined && added < 0
+      ? { name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`, goal: '≤ 5 ms', measured: `${added.toFixed(1)} ms: the direct call's own p99 (${direct.paced.latencyP99Ms.toFixed(1)} ms) exceeded the platform's, so this run measured machine stalls, not the platform`, met: undefined }
+      : { name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`, goal: '≤ 5 ms', measured: show(added, ' ms', 1), met: atMost(added, 5) },
     { name: 'PGlite: fresh clone, first `npm start` → /readyz 200 (median)', goal: '≤ 3 s', measured: show(freshMs, ' ms', 0), met: atMost(freshMs, 3000) },
     { name: 'PGlite: fresh clone, first `npm start`, peak RSS at ready (worst run)', goal: '≤ 300 MiB', measured: show(freshRss, ' MiB', 0), met: atMost(freshRss, 300) },
     { name: 'E1 throughput on PGlite vs on PostgreSQL', goal: '≥ 0.5×', measured: show(pgliteVsPg, '×'), met: atLeast(pgliteVsPg, 0.5) },
