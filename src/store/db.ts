@@ -1,7 +1,7 @@
-import { mkdir } from "node:fs/promises";
 // Each driver is loaded only when its backend is used: PGlite alone takes ~200 ms to import.
 import type { PGlite } from "@electric-sql/pglite";
 import type pg from "pg";
+import { preparePgliteDataDir } from "./pgliteCluster.js";
 
 /**
  * A hot statement PostgreSQL parses and plans once per connection and then reuses, instead of
@@ -54,11 +54,17 @@ export function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
 }
 
+/** postgresql.conf of an embedded database (PGlite writes it on every open). */
+export const pgliteConf = "shared_buffers = 16MB";
+
 export async function openPglite(dataDir: string): Promise<Db> {
-  // PGlite creates its directory but not the parents (`.data/` on a fresh checkout).
-  if (!dataDir.includes("://")) await mkdir(dataDir, { recursive: true });
+  // A fresh directory gets a cluster copied from a template, so initdb never runs (and never
+  // holds its memory) in this process (ADR 0021); PGlite then opens an existing directory.
+  if (!dataDir.includes("://")) await preparePgliteDataDir(dataDir);
   const { PGlite: PGliteClass } = await import("@electric-sql/pglite");
-  const pglite: PGlite = await PGliteClass.create(dataDir);
+  // 16 MB of shared buffers instead of PGlite's 128 MB: the embedded database serves one
+  // process's working set, and the buffers' pages count in that process's RSS (ADR 0021).
+  const pglite: PGlite = await PGliteClass.create(dataDir, { postgresqlconf: pgliteConf });
   return {
     backend: "pglite",
     // PGlite runs in this process: there is no round trip a prepared statement would save.

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { batched, e1WriteBatching } from "./batch.js";
 import { isUniqueViolation, type Db, type Queryable } from "./db.js";
 import { addMs, type Clock } from "./time.js";
 
@@ -130,7 +131,43 @@ const reserveOrReadStatement = {
     SELECT true, key, NULL, NULL, NULL, NULL, NULL FROM inserted`,
 };
 
+/**
+ * The usual E1 (one key, not yet in use) for many requests in one statement (issue 12): each
+ * key absent at insert time is reserved; a key that exists, or that another row of the batch
+ * took first, is skipped and its request decided on its own by the single-request path.
+ */
+const reserveBatchStatement = {
+  name: "store.idempotency.reserveBatch",
+  text: `INSERT INTO idempotency_keys (key, request_hash, state, reservation_id, reserved_at, expires_at)
+    SELECT key, request_hash, 'pending', reservation_id, reserved_at, expires_at
+    FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[])
+      AS requested (key, request_hash, reservation_id, reserved_at, expires_at)
+    ON CONFLICT (key) DO NOTHING
+    RETURNING reservation_id`,
+};
+
+interface SingleKeyReservation {
+  key: string;
+  requestHash: string;
+  reservationId: string;
+  now: Date;
+  expiresAt: Date | null;
+}
+
 export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): Idempotency {
+  /** True when the key was reserved; false sends the request down the single-request path. */
+  const reserveSingleKey = batched<SingleKeyReservation, boolean>(async (items) => {
+    const rows = await db.query<{ reservation_id: string }>(reserveBatchStatement, [
+      items.map((item) => item.key),
+      items.map((item) => item.requestHash),
+      items.map((item) => item.reservationId),
+      items.map((item) => item.now),
+      items.map((item) => item.expiresAt),
+    ]);
+    const reserved = new Set(rows.map((row) => row.reservation_id));
+    return items.map((item) => reserved.has(item.reservationId));
+  }, e1WriteBatching);
+
   /** What an existing key means for a request with this hash; expired or abandoned keys are free. */
   function keyOutcome(existing: KeyRow, requestHash: string, now: Date): KeyOutcome {
     const expired = existing.expires_at !== null && existing.expires_at <= now;
@@ -203,6 +240,12 @@ export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): I
       const reservation: Reservation = { reservation_id: randomUUID(), keys: keys.map(({ key }) => key) };
       if (keys.length === 0) return { outcome: "reserved", reservation };
       const now = clock();
+      // Two keys must be reserved all or none: those requests take the single-request path.
+      if (keys.length === 1) {
+        const [{ key, expires }] = keys as [IdempotencyKey];
+        const single = { key, requestHash, reservationId: reservation.reservation_id, now, expiresAt: expires ? expiresAt(now) : null };
+        if (await reserveSingleKey(single)) return { outcome: "reserved", reservation };
+      }
 
       let rows: (KeyRow & { inserted: boolean })[];
       try {

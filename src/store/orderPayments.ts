@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { components } from "../../generated/types/platform.js";
 import { decideTransition } from "../payments/stateMachine.js";
+import { batched, e1WriteBatching } from "./batch.js";
 import type { Db } from "./db.js";
 import { completeReservationSql, type Reservation } from "./idempotency.js";
 import { orderCompletionBody } from "./orderCompletionBody.js";
@@ -172,6 +173,45 @@ const createStatement = {
     SELECT CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, ${columns("recorded")} FROM recorded`,
 };
 
+/**
+ * The usual E1 record (a new order_payment_id) for many requests in one statement (issue 12): each
+ * order payment, its first history entry and its reservation's keys marked done. A request whose
+ * order_payment_id is already on record is skipped (nothing written for it) and decided on its
+ * own by createStatement. Parameters are one array per column; keys come flat, each with the
+ * order payment it belongs to.
+ */
+const createBatchStatement = {
+  name: "store.orderPayments.createBatch",
+  text: `WITH inserted AS (
+      INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
+        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at)
+      SELECT order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text, amount_text::numeric,
+        currency, order_json, 'in_process', custom_attributes, at, at
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+        $10::timestamptz[]) AS requested (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text,
+        currency, order_json, custom_attributes, at)
+      ON CONFLICT (client_id, order_payment_id) DO NOTHING
+      RETURNING *
+    ),
+    history AS (
+      INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
+      SELECT client_id, order_payment_id, NULL, payment_status, 'E1', NULL, created_at FROM inserted
+    ),
+    completed AS (
+      UPDATE idempotency_keys k SET state = 'done', order_payment_id = owned.order_payment_id
+      FROM unnest($11::text[], $12::uuid[], $13::text[], $14::text[]) AS owned (key, reservation_id, client_id, order_payment_id)
+      JOIN inserted ON inserted.client_id = owned.client_id AND inserted.order_payment_id = owned.order_payment_id
+      WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
+    )
+    SELECT ${columns("inserted")} FROM inserted`,
+};
+
+interface CreateRequest {
+  payment: NewOrderPayment;
+  reservation: Reservation | null;
+  at: Date;
+}
+
 /** The keys of a reservation marked done for an order payment committed by another request. */
 const completeReservationStatement = {
   name: "store.orderPayments.completeReservation",
@@ -235,8 +275,50 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
     return { outcome: "applied", orderPayment: toOrderPayment(row), delivery: deliveryFromRow(row, "delivery_") };
   }
 
+  /**
+   * The recorded order payment, or null when nothing was written for this request (its
+   * order_payment_id is on record, or another request of the batch carries the same one).
+   */
+  const createBatched = batched<CreateRequest, OrderPaymentRow | null>(async (requests) => {
+    const seen = new Set<string>();
+    // The keys are joined to the inserted row by its id: one request per id in a batch.
+    const batch = requests.filter(({ payment }) => {
+      const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
+      return !seen.has(id) && seen.add(id);
+    });
+    const column = <K extends keyof NewOrderPayment>(name: K) => batch.map(({ payment }) => payment[name]);
+    const owned = batch.flatMap(({ payment, reservation }) => (reservation?.keys ?? []).map((key) => ({ key, payment, reservation: reservation! })));
+    const rows = await db.query<OrderPaymentRow>(createBatchStatement, [
+      column("order_payment_id"),
+      column("app_id"),
+      column("client_id"),
+      column("miniapp_order_id"),
+      column("hostapp_user_id"),
+      column("amount"),
+      column("currency"),
+      column("order_json"),
+      column("custom_attributes"),
+      batch.map(({ at }) => at),
+      owned.map(({ key }) => key),
+      owned.map(({ reservation }) => reservation.reservation_id),
+      owned.map(({ payment }) => payment.client_id),
+      owned.map(({ payment }) => payment.order_payment_id),
+    ]);
+    const recorded = new Map(rows.map((row) => [`${row.client_id}\u0000${row.order_payment_id}`, row]));
+    return requests.map(({ payment }) => {
+      const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
+      const row = recorded.get(id);
+      // Only the request the batch wrote gets the row: a duplicate id later in the batch is decided alone.
+      if (!row) return null;
+      recorded.delete(id);
+      return row;
+    });
+  }, e1WriteBatching);
+
   return {
     async create(payment, reservation) {
+      const inserted = await createBatched({ payment, reservation, at: clock() });
+      if (inserted) return { outcome: "created", orderPayment: toOrderPayment(inserted) };
       const params = [
         payment.order_payment_id,
         payment.app_id,

@@ -29,12 +29,40 @@ describeEachBackend("round trips", (database, backend) => {
 
     const payment = newOrderPayment({ miniapp_order_id: "mo_1" });
     expect((await store.orderPayments.create(payment, reserved.reservation)).outcome).toBe("created");
-    expect(recording.take()).toEqual(["store.orderPayments.create"]);
+    expect(recording.take()).toEqual(["store.orderPayments.createBatch"]);
     expect(await direct.orderPayments.history(refOf(payment))).toHaveLength(1);
 
     expect(await store.idempotency.reserve(scope, "h1")).toEqual({ outcome: "done", order_payment_id: payment.order_payment_id });
     expect(await store.idempotency.reserve(scope, "h2")).toEqual({ outcome: "conflict" });
     expect(recording.take()).toEqual(["store.idempotency.reserveOrRead", "store.idempotency.reserveOrRead"]);
+  });
+
+  it("E1: batches concurrent one-key reservations and records: four statements run alone, the rest share one", async () => {
+    const scopes = Array.from({ length: 10 }, (_, index) => ({ ...scope, miniapp_order_id: `mo_batch_${index}`, idempotency_key: null }));
+    const reserved = await Promise.all(scopes.map((one) => store.idempotency.reserve(one, "h1")));
+    expect(recording.take()).toEqual(Array(5).fill("store.idempotency.reserveBatch"));
+    const payments = scopes.map((one) => newOrderPayment({ miniapp_order_id: one.miniapp_order_id }));
+    const created = await Promise.all(
+      payments.map((payment, index) => {
+        const result = reserved[index]!;
+        if (result.outcome !== "reserved") throw new Error(result.outcome);
+        return store.orderPayments.create(payment, result.reservation);
+      }),
+    );
+    expect(created.map((result) => result.outcome)).toEqual(Array(10).fill("created"));
+    expect(recording.take()).toEqual(Array(5).fill("store.orderPayments.createBatch"));
+    // Each record marked its own key done, and only its own.
+    for (const [index, one] of scopes.entries()) {
+      expect(await direct.idempotency.reserve(one, "h1")).toEqual({ outcome: "done", order_payment_id: payments[index]!.order_payment_id });
+      expect(await direct.orderPayments.history(refOf(payments[index]!))).toHaveLength(1);
+    }
+  });
+
+  it("E1: a batch holding one bad record fails it alone; the others are recorded", async () => {
+    const payments = Array.from({ length: 6 }, (_, index) => newOrderPayment({ miniapp_order_id: `mo_bad_${index}`, ...(index === 5 && { amount: "not a number" }) }));
+    const results = await Promise.allSettled(payments.map((payment) => store.orderPayments.create(payment, null)));
+    expect(results.map((result) => result.status)).toEqual([...Array(5).fill("fulfilled"), "rejected"]);
+    for (const payment of payments.slice(0, 5)) expect(await direct.orderPayments.get(refOf(payment))).not.toBeNull();
   });
 
   it("E1: answers in_progress in one statement, writing nothing, when only one key is taken", async () => {
@@ -154,14 +182,15 @@ describeEachBackend("round trips", (database, backend) => {
   it.skipIf(postgresOnly)("E1: finds the same order on record when it is committed after the statement's snapshot", async () => {
     const { result, recorded } = await createAgainstLateCommit({ miniapp_order_id: "mo_1" });
     expect(result).toMatchObject({ outcome: "already_exists", orderPayment: { amount: "1.00" } });
-    expect(recording.take()).toEqual(["store.orderPayments.create", "SELECT", "store.orderPayments.completeReservation"]);
+    // The batch statement waited for the other commit and skipped the id; the single statement judges it.
+    expect(recording.take()).toEqual(["store.orderPayments.createBatch", "store.orderPayments.create"]);
     expect(await direct.idempotency.reserve(scope, "h1")).toEqual({ outcome: "done", order_payment_id: recorded.order_payment_id });
   });
 
   it.skipIf(postgresOnly)("E1: marks nothing done when another order committed after the snapshot holds the id", async () => {
     const { result } = await createAgainstLateCommit({ miniapp_order_id: "mo_someone_else" });
     expect(result).toMatchObject({ outcome: "bound_elsewhere", orderPayment: { miniapp_order_id: "mo_someone_else" } });
-    expect(recording.take()).toEqual(["store.orderPayments.create", "SELECT"]);
+    expect(recording.take()).toEqual(["store.orderPayments.createBatch", "store.orderPayments.create"]);
     expect(await direct.idempotency.reserve(scope, "h1")).toEqual({ outcome: "in_progress" });
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * Groups concurrent writes into one statement per batch (issue 12). Every write waits for the
+ * statement that carries it, so a caller still learns only after its row is committed. Items
+ * that arrive while `maxInFlight` statements run wait and go together in the next one, so under
+ * load one statement (one round trip, one commit, one backend wake-up) serves many requests,
+ * and alone a write goes out at once.
+ *
+ * When a batch statement fails (one bad item fails the whole statement), each of its items is
+ * retried on its own, so an item fails only for its own fault.
+ */
+export interface BatchOptions {
+  /** Statements running at once; more items queue for the next batch. */
+  maxInFlight: number;
+  /** Most items in one statement. */
+  maxBatch: number;
+}
+
+/** `run` answers a batch with one result per item, in order. */
+export function batched<I, O>(run: (items: I[]) => Promise<O[]>, options: BatchOptions): (item: I) => Promise<O> {
+  interface Waiting {
+    item: I;
+    resolve(value: O): void;
+    reject(error: unknown): void;
+  }
+  const queue: Waiting[] = [];
+  let inFlight = 0;
+
+  async function runBatch(batch: Waiting[]): Promise<void> {
+    try {
+      const results = await run(batch.map((waiting) => waiting.item));
+      if (results.length !== batch.length) throw new Error(`a batch of ${batch.length} answered ${results.length} results`);
+      batch.forEach((waiting, index) => waiting.resolve(results[index]!));
+    } catch (error) {
+      if (batch.length === 1) batch[0]!.reject(error);
+      else await Promise.all(batch.map((waiting) => runBatch([waiting])));
+    }
+  }
+
+  function pump(): void {
+    while (inFlight < options.maxInFlight && queue.length > 0) {
+      const batch = queue.splice(0, options.maxBatch);
+      inFlight++;
+      void runBatch(batch).finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
+  }
+
+  return (item) =>
+    new Promise<O>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      pump();
+    });
+}
+
+/**
+ * E1's two writes (the key reservation, the record) batched per store: a few statements at once
+ * alone, and under load one statement for everything that arrived while they ran. The pool holds
+ * 20 connections; two batchers at four each leave the rest to E5, E6 and reads.
+ */
+export const e1WriteBatching: BatchOptions = { maxInFlight: 4, maxBatch: 128 };
