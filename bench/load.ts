@@ -89,11 +89,15 @@ export async function paced(options: LoadOptions & { rate: number }): Promise<Lo
 /** One request; resolves whether it was answered 2xx. */
 function send(agent: Agent, options: LoadOptions, body: string | undefined): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(options.url, { method: options.method ?? 'POST', headers: options.headers, agent, timeout: 20_000 }, (response) => {
-      response.resume();
-      response.on('end', () => resolve((response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300));
-      response.on('error', reject);
-    });
+    const outgoing = request(
+      options.url,
+      { method: options.method ?? 'POST', headers: options.headers, agent, timeout: 20_000 },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve((response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300));
+        response.on('error', reject);
+      },
+    );
     outgoing.on('timeout', () => outgoing.destroy(new Error('timed out')));
     outgoing.on('error', reject);
     outgoing.end(body);

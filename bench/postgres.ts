@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { quoteIdentifier } from '../src/store/db.js';
+import { quoteIdentifier } from '../src/platform/store/db.js';
 
 /**
  * A fresh schema for one benchmark run, named in the URL the platform processes get

@@ -47,7 +47,10 @@ for (const [id, ms] of selfMs) {
 }
 const show = (title: string, entries: Map<string, number>, filter: (name: string) => boolean = () => true) => {
   console.log(`\n${title} (of ${total.toFixed(0)} ms sampled)`);
-  for (const [name, ms] of [...entries].filter(([name]) => filter(name)).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  for (const [name, ms] of [...entries]
+    .filter(([name]) => filter(name))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
     console.log(`${((ms / total) * 100).toFixed(1).padStart(5)} %  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
   }
 };

@@ -25,9 +25,21 @@ export interface BenchResults {
   settings: Record<string, unknown>;
   direct: { saturated: LoadResult; paced: LoadResult };
   contenders: ContenderResult[];
-  e6?: { latencyP50Ms: number; latencyP99Ms: number; latencyCount: number; callbacksPerSecond: number; drainCount: number; drainMs: number; duplicates: number };
+  e6?: {
+    latencyP50Ms: number;
+    latencyP99Ms: number;
+    latencyCount: number;
+    callbacksPerSecond: number;
+    drainCount: number;
+    drainMs: number;
+    duplicates: number;
+  };
   /** Measured on the compiled entry (`via`); `tsx` holds the same through node --import tsx. */
-  ready: { pgliteMs: number[]; postgresMs?: number[]; via: string; tsx: { pgliteMs: number[]; postgresMs?: number[] };
+  ready: {
+    pgliteMs: number[];
+    postgresMs?: number[];
+    via: string;
+    tsx: { pgliteMs: number[]; postgresMs?: number[] };
     /** A fresh clone's first `npm start` on PGlite: spawn → /readyz 200 and the peak RSS when ready. */
     fresh?: { readyMs: number[]; peakRssMiB: number[] };
   };
@@ -40,7 +52,9 @@ const fixed = (value: number | undefined, digits = 1) => (value === undefined ||
 
 function cpuCell(cpu: ContenderResult['cpuMsPerRequest']): string {
   if (!cpu) return 'n/a';
-  return cpu.postgres === undefined ? fixed(cpu.process, 2) : `${fixed(cpu.process + cpu.postgres, 2)} (${fixed(cpu.process, 2)} + ${fixed(cpu.postgres, 2)})`;
+  return cpu.postgres === undefined
+    ? fixed(cpu.process, 2)
+    : `${fixed(cpu.process + cpu.postgres, 2)} (${fixed(cpu.process, 2)} + ${fixed(cpu.postgres, 2)})`;
 }
 
 export function markdown(results: BenchResults): string {
@@ -52,7 +66,9 @@ export function markdown(results: BenchResults): string {
     '',
     `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.platform}; Node ${machine.node}; ${machine.date}; load average at start ${machine.loadAverage.join(' / ')}.`,
     '',
-    `Settings: ${Object.entries(results.settings).map(([k, v]) => `${k}=${v}`).join(', ')}.`,
+    `Settings: ${Object.entries(results.settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}.`,
     '',
     '| Contender | E1 req/s | p50 ms | p99 ms | peak RSS MiB | × durable limit | × peer | CPU ms/E1 (process + PostgreSQL) | paced p99 ms | failures |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -64,7 +80,9 @@ export function markdown(results: BenchResults): string {
     '',
     '| Target | Goal | Measured | Met |',
     '|---|---|---|---|',
-    ...results.targets.map((t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === undefined ? 'not measured' : t.met ? 'met' : '**missed**'} |`),
+    ...results.targets.map(
+      (t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === undefined ? 'not measured' : t.met ? 'met' : '**missed**'} |`,
+    ),
     '',
     ...results.notes.map((note) => `- ${note}`),
     '',

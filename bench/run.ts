@@ -106,7 +106,9 @@ async function contender(name: string, server: ChildServer, note?: string, postg
   const measured = await measure(server.url + E1_PATH, miniappHeaders, e1BodyTemplate(), { pid: server.pid, postgres });
   const peak = server.peakRssBytes();
   const result = { name, ...measured, peakRssMiB: peak === undefined ? undefined : peak / 1024 / 1024, note };
-  log(`${name}: ${result.saturated.requestsPerSecond.toFixed(0)} req/s, p99 ${result.saturated.latencyP99Ms} ms, failures ${result.saturated.failures + result.paced.failures}`);
+  log(
+    `${name}: ${result.saturated.requestsPerSecond.toFixed(0)} req/s, p99 ${result.saturated.latencyP99Ms} ms, failures ${result.saturated.failures + result.paced.failures}`,
+  );
   return result;
 }
 
@@ -133,7 +135,10 @@ async function readinessCompiled(env: NodeJS.ProcessEnv, runs: number): Promise<
   for (let run = 0; run < runs; run++) {
     const port = await freePort();
     const spawnedAt = performance.now();
-    const platform = spawn(process.execPath, [COMPILED_MAIN], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: 'ignore' });
+    const platform = spawn(process.execPath, [COMPILED_MAIN], {
+      env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: 'ignore',
+    });
     const exited = new Promise((resolve) => platform.once('exit', resolve));
     await waitForReady(`http://127.0.0.1:${port}`);
     times.push(performance.now() - spawnedAt);
@@ -196,7 +201,8 @@ async function waitForReady(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 function buildSeconds(): BenchResults['buildSeconds'] {
-  if (process.env.BENCH_BUILD_SECONDS) return { value: Number(process.env.BENCH_BUILD_SECONDS), source: 'BENCH_BUILD_SECONDS (measured outside this run)' };
+  if (process.env.BENCH_BUILD_SECONDS)
+    return { value: Number(process.env.BENCH_BUILD_SECONDS), source: 'BENCH_BUILD_SECONDS (measured outside this run)' };
   if (process.env.BENCH_RUN_BUILD !== '1') return undefined;
   const started = performance.now();
   execFileSync('npm', ['run', 'build'], { stdio: 'ignore', cwd: join(here, '..') });
@@ -223,7 +229,10 @@ async function main(): Promise<BenchResults> {
       const durableUrl = withApplicationName(durableDatabase.url, 'bench-durable-limit');
       const durable = await child('contenders/durableLimit.ts', { ...sharedEnv, BENCH_DATABASE_URL: durableUrl });
       contenders.push(
-        await contender('durable-limit', durable, 'raw forwarder + the two PostgreSQL writes per E1, batched', { url: durableUrl, applicationName: 'bench-durable-limit' }),
+        await contender('durable-limit', durable, 'raw forwarder + the two PostgreSQL writes per E1, batched', {
+          url: durableUrl,
+          applicationName: 'bench-durable-limit',
+        }),
       );
       await stop(durable);
     } finally {
@@ -258,13 +267,18 @@ async function main(): Promise<BenchResults> {
   let e6: BenchResults['e6'];
   const database = await openBenchDatabase(databaseUrl);
   if (!database) {
-    notes.push(`PostgreSQL at ${databaseUrl.replace(/\/\/[^@]*@/, '//')} is unreachable: the PostgreSQL contender, E6 and PostgreSQL targets were skipped.`);
+    notes.push(
+      `PostgreSQL at ${databaseUrl.replace(/\/\/[^@]*@/, '//')} is unreachable: the PostgreSQL contender, E6 and PostgreSQL targets were skipped.`,
+    );
   } else {
     try {
       const platformUrl = withApplicationName(database.url, 'bench-minibridge');
       const pg = await child(PLATFORM_PROCESS, minibridgeEnv({ url: platformUrl }), true);
       contenders.push(
-        await contender('minibridge-postgres', pg, `PostgreSQL, schema ${database.schema}`, { url: platformUrl, applicationName: 'bench-minibridge' }),
+        await contender('minibridge-postgres', pg, `PostgreSQL, schema ${database.schema}`, {
+          url: platformUrl,
+          applicationName: 'bench-minibridge',
+        }),
       );
 
       log('E5 → E6 latency');
@@ -308,7 +322,10 @@ async function main(): Promise<BenchResults> {
   await stop(hostapp);
 
   const build = buildSeconds();
-  if (!build) notes.push('npm run build: not measured in this run (set BENCH_RUN_BUILD=1 to run it, or BENCH_BUILD_SECONDS to report a separate measurement).');
+  if (!build)
+    notes.push(
+      'npm run build: not measured in this run (set BENCH_RUN_BUILD=1 to run it, or BENCH_BUILD_SECONDS to report a separate measurement).',
+    );
   const results: BenchResults = {
     machine,
     settings: { ...settings, minibridgeProcess: 'child process (node --import tsx)' },
@@ -322,12 +339,12 @@ async function main(): Promise<BenchResults> {
   };
   if (build) notes.push(`npm run build: ${build.value.toFixed(1)} s (${build.source}).`);
   notes.push(
-    'Every contender runs in its own Node process (`node --import tsx`), as does the fake host app; autocannon and the fake miniapp run in the benchmark process. Peak RSS is the process\'s VmHWM.',
+    "Every contender runs in its own Node process (`node --import tsx`), as does the fake host app; autocannon and the fake miniapp run in the benchmark process. Peak RSS is the process's VmHWM.",
     `"paced p99" is the p99 of ${settings.pacedRate} req/s sent at even intervals (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
     `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
     `E6 latency: from E5's answer to the E6's arrival at the fake miniapp server (${e6?.latencyCount ?? 0} first attempts, E5s 8 at a time). E6 throughput: ${e6?.drainCount ?? 0} deliveries queued with the worker off, then one instance started; first to last arrival. Duplicate deliveries seen: ${e6?.duplicates ?? 'n/a'}.`,
     `Fresh clone: \`node --import tsx src/main.ts\` (what \`npm start\` runs) on a PGlite directory that does not exist yet, spawn → /readyz 200, peak RSS (VmHWM) of the serving process when ready; runs: ${ready.fresh ? ready.fresh.readyMs.map((ms, i) => `${ms.toFixed(0)} ms / ${ready.fresh!.peakRssMiB[i]!.toFixed(0)} MiB`).join(', ') : 'n/a'}.`,
-    'CPU per E1: user + system time from /proc/<pid>/stat over the saturated run, divided by its requests; PostgreSQL counts only the backends whose connections carry the contender\'s application_name (other helpers\' tests share the server). The limit is a reference figure only: it writes nothing, so the durable limit (the same forwarder plus the two batched PostgreSQL writes per E1) is the floor Minibridge is judged against.',
+    "CPU per E1: user + system time from /proc/<pid>/stat over the saturated run, divided by its requests; PostgreSQL counts only the backends whose connections carry the contender's application_name (other helpers' tests share the server). The limit is a reference figure only: it writes nothing, so the durable limit (the same forwarder plus the two batched PostgreSQL writes per E1) is the floor Minibridge is judged against.",
     `Ready: spawn → first /readyz 200 on an existing database, ${ready.via}; runs: ${readyRuns(ready)}. The same through \`node --import tsx\` (TypeScript compiled on the fly, through \`test/resilience/platform-process.ts\`, which does not open the database ahead of loading the code as \`src/main.ts\` does): ${readyRuns(ready.tsx)}.`,
   );
   return results;
@@ -338,13 +355,19 @@ function readyRuns(times: { pgliteMs: number[]; postgresMs?: number[] }): string
   return `PGlite ${runs(times.pgliteMs)}${times.postgresMs ? `; PostgreSQL ${runs(times.postgresMs)}` : ''}`;
 }
 
-function targets(direct: BenchResults['direct'], contenders: ContenderResult[], e6: BenchResults['e6'], ready: BenchResults['ready']): Target[] {
+function targets(
+  direct: BenchResults['direct'],
+  contenders: ContenderResult[],
+  e6: BenchResults['e6'],
+  ready: BenchResults['ready'],
+): Target[] {
   const find = (name: string) => contenders.find((c) => c.name === name);
   const pg = find('minibridge-postgres');
   const pglite = find('minibridge-pglite');
   const durable = find('durable-limit');
   const peer = find('peer')!;
-  const ratio = (a: ContenderResult | undefined, b: ContenderResult | undefined) => (a && b ? a.saturated.requestsPerSecond / b.saturated.requestsPerSecond : undefined);
+  const ratio = (a: ContenderResult | undefined, b: ContenderResult | undefined) =>
+    a && b ? a.saturated.requestsPerSecond / b.saturated.requestsPerSecond : undefined;
   const vsDurable = ratio(pg, durable);
   const vsPeer = ratio(pg, peer);
   const pgliteVsPg = ratio(pglite, pg);
@@ -368,14 +391,49 @@ function targets(direct: BenchResults['direct'], contenders: ContenderResult[], 
     },
     // A direct call slower than the platform behind it says the machine stalled during one of them: no measurement.
     added !== undefined && added < 0
-      ? { name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`, goal: '≤ 5 ms', measured: `${added.toFixed(1)} ms: the direct call's own p99 (${direct.paced.latencyP99Ms.toFixed(1)} ms) exceeded the platform's, so this run measured machine stalls, not the platform`, met: undefined }
-      : { name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`, goal: '≤ 5 ms', measured: show(added, ' ms', 1), met: atMost(added, 5) },
-    { name: 'PGlite: fresh clone, first `npm start` → /readyz 200 (median)', goal: '≤ 3 s', measured: show(freshMs, ' ms', 0), met: atMost(freshMs, 3000) },
-    { name: 'PGlite: fresh clone, first `npm start`, peak RSS at ready (worst run)', goal: '≤ 300 MiB', measured: show(freshRss, ' MiB', 0), met: atMost(freshRss, 300) },
+      ? {
+          name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`,
+          goal: '≤ 5 ms',
+          measured: `${added.toFixed(1)} ms: the direct call's own p99 (${direct.paced.latencyP99Ms.toFixed(1)} ms) exceeded the platform's, so this run measured machine stalls, not the platform`,
+          met: undefined,
+        }
+      : {
+          name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`,
+          goal: '≤ 5 ms',
+          measured: show(added, ' ms', 1),
+          met: atMost(added, 5),
+        },
+    {
+      name: 'PGlite: fresh clone, first `npm start` → /readyz 200 (median)',
+      goal: '≤ 3 s',
+      measured: show(freshMs, ' ms', 0),
+      met: atMost(freshMs, 3000),
+    },
+    {
+      name: 'PGlite: fresh clone, first `npm start`, peak RSS at ready (worst run)',
+      goal: '≤ 300 MiB',
+      measured: show(freshRss, ' MiB', 0),
+      met: atMost(freshRss, 300),
+    },
     { name: 'E1 throughput on PGlite vs on PostgreSQL', goal: '≥ 0.5×', measured: show(pgliteVsPg, '×'), met: atLeast(pgliteVsPg, 0.5) },
-    { name: 'E5 → E6 latency p50 (PostgreSQL)', goal: '≤ 50 ms', measured: e6 ? `p50 ${e6.latencyP50Ms.toFixed(1)} ms, p99 ${e6.latencyP99Ms.toFixed(1)} ms` : 'n/a', met: e6 ? e6.latencyP50Ms <= 50 : undefined },
-    { name: 'E6 callbacks/s, one instance (PostgreSQL)', goal: '≥ 1,000/s', measured: show(e6?.callbacksPerSecond, '/s', 0), met: e6 ? e6.callbacksPerSecond >= 1000 : undefined },
-    { name: 'Start → /readyz 200, existing PGlite directory, compiled entry (median)', goal: '≤ 1 s', measured: show(readyMs, ' ms', 0), met: readyMs <= 1000 },
+    {
+      name: 'E5 → E6 latency p50 (PostgreSQL)',
+      goal: '≤ 50 ms',
+      measured: e6 ? `p50 ${e6.latencyP50Ms.toFixed(1)} ms, p99 ${e6.latencyP99Ms.toFixed(1)} ms` : 'n/a',
+      met: e6 ? e6.latencyP50Ms <= 50 : undefined,
+    },
+    {
+      name: 'E6 callbacks/s, one instance (PostgreSQL)',
+      goal: '≥ 1,000/s',
+      measured: show(e6?.callbacksPerSecond, '/s', 0),
+      met: e6 ? e6.callbacksPerSecond >= 1000 : undefined,
+    },
+    {
+      name: 'Start → /readyz 200, existing PGlite directory, compiled entry (median)',
+      goal: '≤ 1 s',
+      measured: show(readyMs, ' ms', 0),
+      met: readyMs <= 1000,
+    },
   ];
 }
 

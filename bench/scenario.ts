@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { components } from '../generated/types/registry.js';
 import type { components as PlatformSchemas } from '../generated/types/platform.js';
-import { basicAuthorization } from '../src/auth/credentials.js';
+import { basicAuthorization } from '../src/wire/credentials.js';
 import { loadDocument, resolve } from '../src/contract/documents.js';
 
 type CreateOrderPaymentRequest = PlatformSchemas['schemas']['CreateOrderPaymentRequest'];
@@ -32,8 +32,14 @@ export function e1Body(miniappOrderId: string): string {
   return JSON.stringify({ ...example, order: { ...example.order, miniapp_order_id: miniappOrderId } });
 }
 
-export const miniappHeaders = { 'content-type': 'application/json', authorization: basicAuthorization(parties.appId, parties.miniappSecret) };
-export const hostappHeaders = { 'content-type': 'application/json', authorization: basicAuthorization(parties.clientId, parties.hostappSecret) };
+export const miniappHeaders = {
+  'content-type': 'application/json',
+  authorization: basicAuthorization(parties.appId, parties.miniappSecret),
+};
+export const hostappHeaders = {
+  'content-type': 'application/json',
+  authorization: basicAuthorization(parties.clientId, parties.hostappSecret),
+};
 
 /** The registry every Minibridge contender loads: one host app, one miniapp, payments on. */
 export function writeRegistry(file: string, hostappUrl: string, miniappUrl: string): void {

@@ -13,7 +13,9 @@ export async function buildDist(): Promise<void> {
   await rm(path.join(repoRoot, 'dist'), { recursive: true, force: true });
   await runToolOrThrow('tsc', ['-p', 'tsconfig.build.json']);
   // tsc copies no SQL: the store's migrations travel next to the compiled migrate.js.
-  await cp(path.join(repoRoot, 'src/store/migrations'), path.join(repoRoot, 'dist/src/store/migrations'), { recursive: true });
+  await cp(path.join(repoRoot, 'src/platform/store/migrations'), path.join(repoRoot, 'dist/src/platform/store/migrations'), {
+    recursive: true,
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -14,6 +14,8 @@ for (const result of results) {
   if (result.outcome === 'breaking') console.log(result.report);
 }
 if (results.some((result) => result.outcome === 'breaking')) {
-  console.error('Breaking changes: v1 only grows additively (docs/decisions/0011-versioning-and-deprecation.md). Undo them, or design them as /api/v2/.');
+  console.error(
+    'Breaking changes: v1 only grows additively (docs/decisions/0011-versioning-and-deprecation.md). Undo them, or design them as /api/v2/.',
+  );
   process.exit(1);
 }

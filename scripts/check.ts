@@ -2,7 +2,8 @@
  * npm run check: the contract, its Arazzo workflows and the sandbox control descriptions lint
  * clean (warnings fail too), generated/ is exactly what the
  * sources produce, the bundles pass Spectral's OWASP API ruleset (exceptions in .spectral.yaml),
- * and everything type-checks. Exits 1 on any failure, after running every step.
+ * everything type-checks, imports run one way between the layers of src/ with no cycle
+ * (dependency-cruiser), and ESLint and Prettier pass. Exits 1 on any failure, after running every step.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -13,6 +14,7 @@ import { lintContract, workflowDocuments } from './lib/lint.js';
 import { spectralContract } from './lib/spectral.js';
 import { generatedDir } from './lib/paths.js';
 import { typeCheck } from './lib/typecheck.js';
+import { eslintCheck, formatCheck, layerCheck, type CodeCheck } from './lib/codeLint.js';
 
 const failures: string[] = [];
 
@@ -64,7 +66,9 @@ async function owaspStep(): Promise<void> {
     return;
   }
   failures.push('spectral');
-  console.error(`✘ spectral (OWASP API ruleset): ${spectral.problems} problem(s); fix them or list the exception with its reason in .spectral.yaml\n${spectral.report}`);
+  console.error(
+    `✘ spectral (OWASP API ruleset): ${spectral.problems} problem(s); fix them or list the exception with its reason in .spectral.yaml\n${spectral.report}`,
+  );
 }
 
 async function typeStep(): Promise<void> {
@@ -77,7 +81,28 @@ async function typeStep(): Promise<void> {
   console.error(`✘ tsc --noEmit:\n${types.report}`);
 }
 
-for (const step of [lintStep, workflowLintStep, generatedStep, owaspStep, typeStep]) {
+function codeStep(run: () => Promise<CodeCheck>): () => Promise<void> {
+  return async () => {
+    const result = await run();
+    if (result.ok) {
+      console.log(`✔ ${result.name}: clean`);
+      return;
+    }
+    failures.push(result.name);
+    console.error(`✘ ${result.name}:\n${result.report}`);
+  };
+}
+
+for (const step of [
+  lintStep,
+  workflowLintStep,
+  generatedStep,
+  owaspStep,
+  typeStep,
+  codeStep(layerCheck),
+  codeStep(eslintCheck),
+  codeStep(formatCheck),
+]) {
   await step().catch((error: unknown) => {
     failures.push(step.name);
     console.error(`✘ ${step.name}: ${error instanceof Error ? error.message : String(error)}`);

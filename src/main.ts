@@ -6,10 +6,11 @@
  */
 // Only what opens the database is imported up front: PGlite boots (about half a second, much of
 // it compiling WebAssembly off the main thread) while the rest of the code loads.
-import { configFromEnv } from './config.js';
-import type { RunningSandbox } from './sandbox/startSandbox.js';
-import type { RunningPlatform } from './server.js';
-import { openStore } from './store/index.js';
+import { configFromEnv } from './platform/config.js';
+import type * as SandboxModule from './tools/sandbox/startSandbox.js';
+import type { RunningSandbox } from './tools/sandbox/startSandbox.js';
+import type { RunningPlatform } from './platform/server.js';
+import { openStore } from './platform/store/index.js';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
   const store = openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
   // A failure is reported where startPlatform awaits it.
   store.catch(() => undefined);
-  const { createLogger, startPlatform } = await import('./server.js');
+  const { createLogger, startPlatform } = await import('./platform/server.js');
 
   if (!sandboxMode) {
     const platform = await startPlatform({ store });
@@ -37,7 +38,10 @@ async function main(): Promise<void> {
     return;
   }
 
-  const [{ registryFrom }, sandboxModule] = await Promise.all([import('./registry/loadRegistry.js'), import('./sandbox/startSandbox.js')]);
+  const [{ registryFrom }, sandboxModule] = await Promise.all([
+    import('./platform/registry/loadRegistry.js'),
+    import('./tools/sandbox/startSandbox.js'),
+  ]);
   const { DEFAULT_DEMO_MINIAPP_PORT, DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, SANDBOX_ADMIN_TOKEN, startSandbox } = sandboxModule;
 
   config.adminToken ??= SANDBOX_ADMIN_TOKEN;
@@ -48,7 +52,10 @@ async function main(): Promise<void> {
   if (isLoopback(config.host)) {
     log.info({ host: config.host }, `sandbox mode listens on ${config.host} only (loopback); set HOST to listen elsewhere`);
   } else {
-    log.warn({ host: config.host }, `sandbox mode listens on ${config.host} (HOST): anyone who can reach this machine can use its published secrets and admin token`);
+    log.warn(
+      { host: config.host },
+      `sandbox mode listens on ${config.host} (HOST): anyone who can reach this machine can use its published secrets and admin token`,
+    );
   }
   let platformUrl: string | undefined;
   const sandbox = await startSandbox({
@@ -69,7 +76,7 @@ async function main(): Promise<void> {
   }
   platformUrl = platform.url;
   closers.push(platform.close, sandbox.close);
-  const { magicAmountsLines } = await import('./sandbox/magicAmounts.js');
+  const { magicAmountsLines } = await import('./tools/sandbox/magicAmounts.js');
   const described = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite at ${config.dataDir}`;
   process.stdout.write(banner(platform.url, sandbox, described, config.adminToken, sandboxModule, magicAmountsLines()));
 }
@@ -79,7 +86,7 @@ function banner(
   sandbox: RunningSandbox,
   database: string,
   adminToken: string,
-  { SANDBOX_HOSTAPP, SANDBOX_MINIAPP }: typeof import('./sandbox/startSandbox.js'),
+  { SANDBOX_HOSTAPP, SANDBOX_MINIAPP }: typeof SandboxModule,
   magicAmounts: string,
 ): string {
   const e1 = JSON.stringify({

@@ -3,14 +3,14 @@
  * PostgreSQL writes Minibridge makes per E1, batched: before E3 the request's idempotency key is
  * reserved, after E3 the order payment, its first history entry and the key marked done are
  * recorded in one statement. Each write is committed before the request moves on, and concurrent
- * requests' writes share one statement (src/store/batch.ts, the batcher the platform uses). No
+ * requests' writes share one statement (src/platform/store/batch.ts, the batcher the platform uses). No
  * validation, no authentication, no logging: the floor for this job on this machine.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
-import { batched } from '../../src/store/batch.js';
-import { openPostgres } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import { batched } from '../../src/platform/store/batch.js';
+import { openPostgres } from '../../src/platform/store/db.js';
+import { migrate } from '../../src/platform/store/migrate.js';
 import { announce, exitOnSignal, localUrl } from '../../test/resilience/support/announce.js';
 
 const target = new URL(`${process.env.BENCH_HOSTAPP_URL}/create-order-payment`);
@@ -118,12 +118,16 @@ async function handle(body: Buffer): Promise<{ status: number; body: string }> {
 
 function forward(body: Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
-    const upstream = request(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (answer) => {
-      const chunks: Buffer[] = [];
-      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('end', () => resolve(Buffer.concat(chunks).toString()));
-      answer.on('error', reject);
-    });
+    const upstream = request(
+      target,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => resolve(Buffer.concat(chunks).toString()));
+        answer.on('error', reject);
+      },
+    );
     upstream.on('error', reject);
     upstream.end(body);
   });

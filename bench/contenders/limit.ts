@@ -13,10 +13,14 @@ const server = createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const body = Buffer.concat(chunks);
-    const upstream = request(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
-      answer.pipe(res);
-    });
+    const upstream = request(
+      target,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', () => res.writeHead(502).end());
     upstream.end(body);
   });

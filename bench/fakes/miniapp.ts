@@ -38,6 +38,10 @@ export async function startFakeMiniapp(): Promise<{ url: string; arrivals: Arriv
     url: localUrl(server),
     arrivals,
     server,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -39,7 +39,11 @@ app.post('/api/v1/orders/create-order-payment/', async (req: Request, res: Respo
   try {
     const answer = await fetch(hostapp.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: hostapp.authorization, ...(order.hostapp_user_id ? { 'x-user-id': order.hostapp_user_id } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        authorization: hostapp.authorization,
+        ...(order.hostapp_user_id ? { 'x-user-id': order.hostapp_user_id } : {}),
+      },
       body: JSON.stringify({ app_id, order }),
       signal: AbortSignal.timeout(10_000),
     });

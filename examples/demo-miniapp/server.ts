@@ -10,10 +10,16 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import type { components } from '../../generated/types/platform.js';
-import { basicAuthorization } from '../../src/auth/credentials.js';
-import { createPlatformClient } from '../../src/clients/platform.js';
+import { basicAuthorization } from '../../src/wire/credentials.js';
+import { createPlatformClient } from '../../src/shipped/clients/platform.js';
 import { packageRoot } from '../../src/contract/documents.js';
-import { createMiniappRouter, decimalText, parseLossless, type OrderCompletionBody, type PartnerKitLogger } from '../../src/partner-kit/index.js';
+import {
+  createMiniappRouter,
+  decimalText,
+  parseLossless,
+  type OrderCompletionBody,
+  type PartnerKitLogger,
+} from '../../src/shipped/partner-kit/index.js';
 import { DEFAULT_CATALOGUE, type Product } from './catalogue.js';
 
 type PaymentStatus = components['schemas']['PaymentStatus'];
@@ -68,11 +74,14 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
   const orders = new Map<string, DemoOrder>();
   const completions: DemoCompletion[] = [];
   const platformUrl = typeof options.platformUrl === 'string' ? () => options.platformUrl as string : options.platformUrl;
-  const platform = () => createPlatformClient({ baseUrl: platformUrl(), headers: { Authorization: basicAuthorization(options.appId, options.secretKey) } });
+  const platform = () =>
+    createPlatformClient({ baseUrl: platformUrl(), headers: { Authorization: basicAuthorization(options.appId, options.secretKey) } });
 
   function recordCompletion(eventId: string, body: OrderCompletionBody): void {
     completions.push({ event_id: eventId, body });
-    const order = orders.get(body.miniapp_order_id ?? '') ?? [...orders.values()].find((known) => known.order_payment_id === body.hostapp_order_payment_id);
+    const order =
+      orders.get(body.miniapp_order_id ?? '') ??
+      [...orders.values()].find((known) => known.order_payment_id === body.hostapp_order_payment_id);
     if (order) record(order, body.payment_status, body.payment_fail_reason, 'E6');
   }
 
@@ -112,7 +121,11 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
     }
     const miniappOrderId = `demo-${randomBytes(6).toString('hex')}`;
     const { data, error, response } = await platform().POST('/api/v1/orders/create-order-payment/', {
-      body: { app_id: options.appId, client_id: options.clientId, order: { currency: product.currency, amount: product.amount, miniapp_order_id: miniappOrderId } },
+      body: {
+        app_id: options.appId,
+        client_id: options.clientId,
+        order: { currency: product.currency, amount: product.amount, miniapp_order_id: miniappOrderId },
+      },
       // E1's answer carries no money; E2's neither. Read as text anyway, the habit that keeps digits.
       parseAs: 'text',
     });
@@ -121,8 +134,16 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
       return;
     }
     const { order_payment_id } = parseLossless(data) as { order_payment_id: string };
-    orders.set(miniappOrderId, { miniapp_order_id: miniappOrderId, order_payment_id, product, payment_status: 'in_process', status_source: 'E1' });
-    res.status(201).json({ miniapp_order_id: miniappOrderId, order_payment_id, amount: product.amount, currency: product.currency, sku: product.sku });
+    orders.set(miniappOrderId, {
+      miniapp_order_id: miniappOrderId,
+      order_payment_id,
+      product,
+      payment_status: 'in_process',
+      status_source: 'E1',
+    });
+    res
+      .status(201)
+      .json({ miniapp_order_id: miniappOrderId, order_payment_id, amount: product.amount, currency: product.currency, sku: product.sku });
   });
 
   app.get('/api/orders/:id', async (req: Request, res: Response) => {
@@ -142,7 +163,13 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
         if (report.payment_status !== 'in_process') record(order, report.payment_status, report.payment_fail_reason, 'E2');
       }
     }
-    res.json({ ...order, amount: decimalText(order.product.amount), e6_received: completions.some((completion) => (completion.body as { miniapp_order_id?: string }).miniapp_order_id === order.miniapp_order_id) });
+    res.json({
+      ...order,
+      amount: decimalText(order.product.amount),
+      e6_received: completions.some(
+        (completion) => (completion.body as { miniapp_order_id?: string }).miniapp_order_id === order.miniapp_order_id,
+      ),
+    });
   });
 
   return { app, orders, completions, recordCompletion };

@@ -4,9 +4,15 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { registryFrom } from '../../src/registry/loadRegistry.js';
-import { SANDBOX_HOSTAPP, SANDBOX_MINIAPP, sandboxRegistry, startSandbox, type RunningSandbox } from '../../src/sandbox/startSandbox.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
+import {
+  SANDBOX_HOSTAPP,
+  SANDBOX_MINIAPP,
+  sandboxRegistry,
+  startSandbox,
+  type RunningSandbox,
+} from '../../src/tools/sandbox/startSandbox.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 import type { Product } from './catalogue.js';
 import { createDemoMiniapp, type DemoMiniapp } from './server.js';
 
@@ -47,7 +53,13 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
   const registry = registryFrom(sandboxRegistry(sandbox.hostappUrl, miniappUrl));
   const platform = await startPlatform({
     registry,
-    config: { port: options.ports?.platform ?? 0, host, dataDir: 'memory://', databaseUrl: undefined, logLevel: options.logLevel ?? 'silent' },
+    config: {
+      port: options.ports?.platform ?? 0,
+      host,
+      dataDir: 'memory://',
+      databaseUrl: undefined,
+      logLevel: options.logLevel ?? 'silent',
+    },
   });
   platformUrl = platform.url;
   return {

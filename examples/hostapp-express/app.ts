@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { createHostappRouter } from '../../src/partner-kit/index.js';
+import { createHostappRouter } from '../../src/shipped/partner-kit/index.js';
 import { reportOutcome, type Outcome } from './completeOrder.js';
 import { Payments } from './payments.js';
 
@@ -35,7 +35,9 @@ export function createHostappApp(settings: HostappSettings, payments = new Payme
       return;
     }
     try {
-      res.json(await reportOutcome(settings.platformUrl, settings, payment, outcome, outcome === 'failed' ? 'Declined by the issuer' : undefined));
+      res.json(
+        await reportOutcome(settings.platformUrl, settings, payment, outcome, outcome === 'failed' ? 'Declined by the issuer' : undefined),
+      );
     } catch (error) {
       res.status(502).json({ error: (error as Error).message });
     }
@@ -55,7 +57,12 @@ export function createHostappApp(settings: HostappSettings, payments = new Payme
           const payment = payments.find(query.order_payment_id);
           // Only the miniapp that created a payment may ask about it.
           if (!payment || payment.appId !== query.app_id || query.client_id !== settings.clientId) return { error_code: 'ORDER_NOT_FOUND' };
-          return { app_id: payment.appId, client_id: settings.clientId, order_payment_id: payment.orderPaymentId, payment_status: payment.status };
+          return {
+            app_id: payment.appId,
+            client_id: settings.clientId,
+            order_payment_id: payment.orderPaymentId,
+            payment_status: payment.status,
+          };
         },
         receiveEvent(event) {
           if (event.event_type === 'order_status_update') {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { createPlatformClient } from '../../src/clients/index.js';
-import { basicAuthorization, standardSecret } from '../../src/partner-kit/index.js';
+import { createPlatformClient } from '../../src/shipped/clients/index.js';
+import { basicAuthorization, standardSecret } from '../../src/shipped/partner-kit/index.js';
 import type { Payment } from './payments.js';
 
 export type Outcome = 'paid' | 'cancelled' | 'failed';

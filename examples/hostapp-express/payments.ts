@@ -1,4 +1,4 @@
-import { decimalText, type HostappCreateOrderPaymentBody } from '../../src/partner-kit/index.js';
+import { decimalText, type HostappCreateOrderPaymentBody } from '../../src/shipped/partner-kit/index.js';
 
 type PaymentStatus = 'in_process' | 'paid' | 'cancelled' | 'failed';
 

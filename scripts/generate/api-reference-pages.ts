@@ -20,9 +20,19 @@ const emptySvg = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%
  * bundle (`bundleJsonPath`, already written), with request samples for every operation
  * (`x-codeSamples`, added to the rendered copy only).
  */
-export async function buildApiReferencePages(apis: readonly ApiEntry[], outRoot: string, bundleJsonPath: (api: ApiEntry) => string): Promise<void> {
-  const documents = await Promise.all(apis.map(async (api) => ({ api, document: parseLossless(await readFile(bundleJsonPath(api), 'utf8')) as OpenApiDocument })));
-  const samples = new Map<string, CodeSample>(documents.flatMap(({ api, document }) => codeSamples(api.name as ApiName, document).map((sample) => [sample.operationId, sample] as const)));
+export async function buildApiReferencePages(
+  apis: readonly ApiEntry[],
+  outRoot: string,
+  bundleJsonPath: (api: ApiEntry) => string,
+): Promise<void> {
+  const documents = await Promise.all(
+    apis.map(async (api) => ({ api, document: parseLossless(await readFile(bundleJsonPath(api), 'utf8')) as OpenApiDocument })),
+  );
+  const samples = new Map<string, CodeSample>(
+    documents.flatMap(({ api, document }) =>
+      codeSamples(api.name as ApiName, document).map((sample) => [sample.operationId, sample] as const),
+    ),
+  );
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'minibridge-docs-'));
   try {
     await Promise.all(

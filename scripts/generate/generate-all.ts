@@ -22,7 +22,14 @@ export async function generateAll(outRoot: string): Promise<void> {
   await bundleOpenApi(apis, outRoot);
   const bundleJsonPath = (api: (typeof apis)[number]) => bundlePath(outRoot, api, 'json');
   const landingPage = renderLandingPage({ apis, bundleJsonPath, errorCodesApi: 'platform' });
-  const [pages] = await Promise.all([landingPage, buildApiReferencePages(apis, outRoot, bundleJsonPath), generateApiTypes(apis, outRoot), generateRegistryTypes(outRoot), generateRegistryValidator(outRoot), buildSdk(outRoot)]);
+  const [pages] = await Promise.all([
+    landingPage,
+    buildApiReferencePages(apis, outRoot, bundleJsonPath),
+    generateApiTypes(apis, outRoot),
+    generateRegistryTypes(outRoot),
+    generateRegistryValidator(outRoot),
+    buildSdk(outRoot),
+  ]);
   const docsDir = path.join(outRoot, artefactDirs.docs);
   await writeFile(path.join(docsDir, 'index.html'), pages.index);
   for (const page of pages.repoPages) {

@@ -1,7 +1,7 @@
 /** generated/README.md is itself generated, so every file under generated/ comes from the build. */
 export const generatedReadme = `# generated/
 
-Everything here is produced by \`npm run build\` from \`openapi/\`, \`docs/guides/\` and \`src/sdk/\`
+Everything here is produced by \`npm run build\` from \`openapi/\`, \`docs/guides/\` and \`src/shipped/sdk/\`
 (\`scripts/generate/\`, \`scripts/build-sdk.ts\`).
 Never edit these files by hand: change the sources and run \`npm run build\`; \`npm run check\` fails
 when this folder differs from what the sources produce.
@@ -11,5 +11,5 @@ when this folder differs from what the sources produce.
 - \`types/<api>.ts\`: TypeScript types of each API (openapi-typescript); use \`components["schemas"]["X"]\`.
 - \`types/registry.ts\`: types of the partner registry file, from \`openapi/registry.schema.yaml\`.
 - \`validators/registry.ts\`: that schema compiled by ajv into standalone code, which the platform checks the registry with at start-up.
-- \`sdk/\`: the JS bridge SDK, its schema, types and validators, from \`openapi/bridge.schema.yaml\` and \`src/sdk/\` (\`scripts/build-sdk.ts\`).
+- \`sdk/\`: the JS bridge SDK, its schema, types and validators, from \`openapi/bridge.schema.yaml\` and \`src/shipped/sdk/\` (\`scripts/build-sdk.ts\`).
 `;

@@ -8,9 +8,7 @@ const formats = ['yaml', 'json'] as const;
 /** Bundles each API into one YAML and one JSON document (components named after their files). */
 export async function bundleOpenApi(apis: readonly ApiEntry[], outRoot: string): Promise<void> {
   const jobs = apis.flatMap((api) =>
-    formats.map((format) =>
-      runToolOrThrow('redocly', ['bundle', api.alias, '-o', bundlePath(outRoot, api, format)]),
-    ),
+    formats.map((format) => runToolOrThrow('redocly', ['bundle', api.alias, '-o', bundlePath(outRoot, api, format)])),
   );
   await Promise.all(jobs);
 }

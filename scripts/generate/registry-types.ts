@@ -27,7 +27,10 @@ function moveRefs(value: Json): Json {
  * `components["schemas"]["X"]` form as for the APIs.
  */
 export async function generateRegistryTypes(outRoot: string): Promise<void> {
-  const schema = parse(await readFile(registrySchemaPath, 'utf8')) as { [key: string]: Json } & { title?: string; $defs?: Record<string, Json> };
+  const schema = parse(await readFile(registrySchemaPath, 'utf8')) as { [key: string]: Json } & {
+    title?: string;
+    $defs?: Record<string, Json>;
+  };
   const { $defs = {}, $schema: _dialect, $id: _id, ...root } = schema;
   if (typeof root.title !== 'string') throw new Error(`${registrySchemaPath}: the root schema needs a title`);
   const document = {

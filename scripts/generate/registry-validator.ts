@@ -23,5 +23,8 @@ export async function generateRegistryValidator(outRoot: string): Promise<void> 
   const schema = parse(await readFile(registrySchemaPath, 'utf8')) as object;
   const ajv = new Ajv2020({ ...registryAjvOptions, code: { source: true, esm: true } });
   const code = await standaloneModule(ajv, ajv.compile(schema), { sourcefile: 'registry-validator.js' });
-  await writeFile(registryValidatorPath(outRoot), `// @ts-nocheck -- ajv standalone output; src/registry/loadRegistry.ts gives it its type.\n// ${NOTE}\n${code}`);
+  await writeFile(
+    registryValidatorPath(outRoot),
+    `// @ts-nocheck -- ajv standalone output; src/platform/registry/loadRegistry.ts gives it its type.\n// ${NOTE}\n${code}`,
+  );
 }

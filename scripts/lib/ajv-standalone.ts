@@ -21,7 +21,12 @@ export async function standaloneModule(
   options: { sourcefile: string; prelude?: string; plugins?: Plugin[] },
 ): Promise<string> {
   const bundled = await build({
-    stdin: { contents: `${options.prelude ?? ''}${standaloneCode(ajv, exports)}`, resolveDir: repoRoot, sourcefile: options.sourcefile, loader: 'js' },
+    stdin: {
+      contents: `${options.prelude ?? ''}${standaloneCode(ajv, exports)}`,
+      resolveDir: repoRoot,
+      sourcefile: options.sourcefile,
+      loader: 'js',
+    },
     bundle: true,
     write: false,
     format: 'esm',

@@ -21,7 +21,8 @@ export async function checkBreakingChanges(apis: readonly ApiEntry[], baselineDi
       const baseline = path.join(baselineDir, `${api.name}.json`);
       const current = path.join(currentDir, `${api.name}.json`);
       if (!existsSync(baseline)) return { api: api.name, outcome: 'no-baseline', report: `${baseline} does not exist` };
-      if (!existsSync(current)) return { api: api.name, outcome: 'breaking', report: `${current} does not exist: a released API was removed` };
+      if (!existsSync(current))
+        return { api: api.name, outcome: 'breaking', report: `${current} does not exist: a released API was removed` };
       const result = await runTool('optic', ['diff', baseline, current, '--check', '--validation', 'loose']);
       const report = (result.stdout + result.stderr).trim();
       if (result.code === 0) return { api: api.name, outcome: 'compatible', report };

@@ -8,14 +8,20 @@
  * The build adds them to the documents it renders as `x-codeSamples` (curl and TypeScript with
  * the package's own client); the published bundles in generated/openapi/ stay as written.
  */
-import { DEFAULT_PORT } from '../../src/config.js';
+import { DEFAULT_PORT } from '../../src/platform/config.js';
 import { resolve, type ApiName, type JsonObject, type OpenApiDocument } from '../../src/contract/documents.js';
 import { stringify } from 'lossless-json';
 import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
 import { namedExamples } from '../../src/contract/losslessDocument.js';
-import { handlers } from '../../src/operations/index.js';
-import { DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, SANDBOX_ADMIN_TOKEN, SANDBOX_HOSTAPP, SANDBOX_MINIAPP } from '../../src/sandbox/startSandbox.js';
-import { authorizationHeader, type ClientCredentials } from '../../src/clients/client-options.js';
+import { handlers } from '../../src/platform/operations/index.js';
+import {
+  DEFAULT_HOSTAPP_PORT,
+  DEFAULT_MINIAPP_PORT,
+  SANDBOX_ADMIN_TOKEN,
+  SANDBOX_HOSTAPP,
+  SANDBOX_MINIAPP,
+} from '../../src/tools/sandbox/startSandbox.js';
+import { authorizationHeader, type ClientCredentials } from '../../src/shipped/clients/client-options.js';
 import { documentedOperations, type DocumentedOperation } from '../mock/contract-document.js';
 
 /** Where `npm start` serves each API with its defaults (PORT, MINIBRIDGE_SANDBOX_*_PORT). */
@@ -43,10 +49,18 @@ export interface CodeSample {
   typescript: string;
 }
 
-const CLIENT_FACTORY: Record<ApiName, string> = { platform: 'createPlatformClient', hostapp: 'createHostappClient', miniapp: 'createMiniappClient' };
+const CLIENT_FACTORY: Record<ApiName, string> = {
+  platform: 'createPlatformClient',
+  hostapp: 'createHostappClient',
+  miniapp: 'createMiniappClient',
+};
 
 /** The example partners' identifiers, replaced by the sandbox's so that samples run as written. */
-const SANDBOX_IDS: Record<string, string> = { app_id: SANDBOX_MINIAPP.appId, client_id: SANDBOX_HOSTAPP.clientId, hostapp_client_id: SANDBOX_HOSTAPP.clientId };
+const SANDBOX_IDS: Record<string, string> = {
+  app_id: SANDBOX_MINIAPP.appId,
+  client_id: SANDBOX_HOSTAPP.clientId,
+  hostapp_client_id: SANDBOX_HOSTAPP.clientId,
+};
 
 /** One sample per operation the API serves (its `paths`). */
 export function codeSamples(api: ApiName, document: OpenApiDocument): CodeSample[] {
@@ -73,7 +87,9 @@ export function withCodeSamples(document: OpenApiDocument, samples: ReadonlyMap<
 }
 
 function sampleOf(api: ApiName, document: OpenApiDocument, operation: DocumentedOperation): CodeSample {
-  const parameters = [...asArray(operation.pathItem.parameters), ...asArray(operation.node.parameters)].map((parameter) => resolve<JsonObject>(document, parameter));
+  const parameters = [...asArray(operation.pathItem.parameters), ...asArray(operation.node.parameters)].map((parameter) =>
+    resolve<JsonObject>(document, parameter),
+  );
   const pathValues: Record<string, string> = {};
   const query: Record<string, string> = {};
   const headerParameters: Record<string, string> = {};
@@ -86,7 +102,9 @@ function sampleOf(api: ApiName, document: OpenApiDocument, operation: Documented
     else if (parameter.in === 'header') headerParameters[name] = value;
   }
 
-  const media = (resolve<JsonObject>(document, operation.node.requestBody ?? {}).content as JsonObject | undefined)?.['application/json'] as JsonObject | undefined;
+  const media = (resolve<JsonObject>(document, operation.node.requestBody ?? {}).content as JsonObject | undefined)?.[
+    'application/json'
+  ] as JsonObject | undefined;
   const example = namedExamples(document, media)[0];
   if (media && !example) throw new Error(`${operation.operationId}: the request body has no named example to make a sample from`);
   const body = example === undefined ? undefined : withSandboxIds(example.value);
@@ -106,7 +124,14 @@ function sampleOf(api: ApiName, document: OpenApiDocument, operation: Documented
     operationId: operation.operationId,
     request,
     curl: curlOf(request, credentials),
-    typescript: typescriptOf(api, operation, { credentials, body, pathValues, query, headerParameters, textAnswer: answersText(document, operation) }),
+    typescript: typescriptOf(api, operation, {
+      credentials,
+      body,
+      pathValues,
+      query,
+      headerParameters,
+      textAnswer: answersText(document, operation),
+    }),
   };
 }
 
@@ -129,7 +154,9 @@ function credentialsFor(scheme: string, operation: DocumentedOperation, body: un
   switch (scheme) {
     case 'platformBasic': {
       // The platform's own rule for who calls (the body names the caller), not a copy of it.
-      const caller = (handlers as Record<string, { caller?: (body: never) => { kind: string } } | undefined>)[operation.operationId]?.caller?.(body as never);
+      const caller = (handlers as Record<string, { caller?: (body: never) => { kind: string } } | undefined>)[
+        operation.operationId
+      ]?.caller?.(body as never);
       if (!caller) throw new Error(`${operation.operationId} takes platformBasic but names no caller`);
       return caller.kind === 'hostapp' ? { scheme: 'basic', id: SANDBOX_HOSTAPP.clientId, secret: SANDBOX_HOSTAPP.secretKey } : miniapp;
     }
@@ -147,7 +174,9 @@ function credentialsFor(scheme: string, operation: DocumentedOperation, body: un
 
 function parameterExample(document: OpenApiDocument, parameter: JsonObject, where: string): string {
   const schema = resolve<JsonObject>(document, parameter.schema ?? {});
-  const examples = Object.values((parameter.examples as JsonObject | undefined) ?? {}).map((example) => resolve<JsonObject>(document, example).value);
+  const examples = Object.values((parameter.examples as JsonObject | undefined) ?? {}).map(
+    (example) => resolve<JsonObject>(document, example).value,
+  );
   const value = parameter.example ?? examples[0] ?? schema.example ?? (schema.examples as unknown[] | undefined)?.[0];
   if (value === undefined) throw new Error(`${where} has no example to make a sample from`);
   return String(value);
@@ -162,14 +191,18 @@ function withSandboxIds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withSandboxIds);
   if (value === null || typeof value !== 'object' || value.constructor !== Object) return value;
   return Object.fromEntries(
-    Object.entries(value as JsonObject).map(([key, field]) => [key, typeof field === 'string' && key in SANDBOX_IDS ? SANDBOX_IDS[key] : withSandboxIds(field)]),
+    Object.entries(value as JsonObject).map(([key, field]) => [
+      key,
+      typeof field === 'string' && key in SANDBOX_IDS ? SANDBOX_IDS[key] : withSandboxIds(field),
+    ]),
   );
 }
 
 function answersText(document: OpenApiDocument, operation: DocumentedOperation): boolean {
   const responses = (operation.node.responses as JsonObject | undefined) ?? {};
   const success = Object.keys(responses).find((status) => status.startsWith('2'));
-  const content = success === undefined ? {} : ((resolve<JsonObject>(document, responses[success]).content as JsonObject | undefined) ?? {});
+  const content =
+    success === undefined ? {} : ((resolve<JsonObject>(document, responses[success]).content as JsonObject | undefined) ?? {});
   return Object.keys(content).length > 0 && !Object.keys(content).some((type) => type.includes('json'));
 }
 
@@ -197,12 +230,17 @@ function typescriptOf(api: ApiName, operation: DocumentedOperation, parts: Types
   const factory = CLIENT_FACTORY[api];
   const options = [
     ...(Object.keys(parts.pathValues).length > 0 || Object.keys(parts.query).length > 0 || Object.keys(parts.headerParameters).length > 0
-      ? [`params: ${objectLiteral({ ...(Object.keys(parts.pathValues).length > 0 && { path: parts.pathValues }), ...(Object.keys(parts.query).length > 0 && { query: parts.query }), ...(Object.keys(parts.headerParameters).length > 0 && { header: parts.headerParameters }) })}`]
+      ? [
+          `params: ${objectLiteral({ ...(Object.keys(parts.pathValues).length > 0 && { path: parts.pathValues }), ...(Object.keys(parts.query).length > 0 && { query: parts.query }), ...(Object.keys(parts.headerParameters).length > 0 && { header: parts.headerParameters }) })}`,
+        ]
       : []),
     ...(parts.body !== undefined ? [`body: ${objectLiteral(parts.body)}`] : []),
     ...(parts.textAnswer ? [`parseAs: 'text'`] : []),
   ];
-  const call = options.length > 0 ? `client.${operation.method}('${operation.path}', {\n  ${options.map((option) => option.replace(/\n/g, '\n  ')).join(',\n  ')},\n})` : `client.${operation.method}('${operation.path}')`;
+  const call =
+    options.length > 0
+      ? `client.${operation.method}('${operation.path}', {\n  ${options.map((option) => option.replace(/\n/g, '\n  ')).join(',\n  ')},\n})`
+      : `client.${operation.method}('${operation.path}')`;
   return [
     `import { ${factory} } from 'minibridge';`,
     '',

@@ -7,7 +7,9 @@ export const chromiumPath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(chromiumPath)) {
-    throw new Error(`Chromium not found at ${chromiumPath}: install it (apt-get update && apt-get install -y chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium not found at ${chromiumPath}: install it (apt-get update && apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
   }
   return chromium.launch({
     executablePath: chromiumPath,

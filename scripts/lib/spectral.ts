@@ -22,7 +22,17 @@ interface SpectralProblem {
  */
 export async function spectralContract(): Promise<SpectralResult> {
   const documents = API_NAMES.map((api) => path.relative(repoRoot, path.join(generatedDir, artefactDirs.openapi, `${api}.json`)));
-  const result = await runTool('spectral', ['lint', ...documents, '--ruleset', '.spectral.yaml', '--format', 'json', '--fail-severity', 'hint', '--quiet']);
+  const result = await runTool('spectral', [
+    'lint',
+    ...documents,
+    '--ruleset',
+    '.spectral.yaml',
+    '--format',
+    'json',
+    '--fail-severity',
+    'hint',
+    '--quiet',
+  ]);
   let problems: SpectralProblem[];
   try {
     problems = result.stdout.trim() === '' ? [] : (JSON.parse(result.stdout) as SpectralProblem[]);

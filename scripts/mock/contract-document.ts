@@ -20,7 +20,8 @@ export function documentedOperations(document: OpenApiDocument, section: 'paths'
   for (const [path, pathItem] of Object.entries((document[section] as OpenApiDocument['paths'] | undefined) ?? {})) {
     for (const method of METHODS) {
       const node = pathItem[method] as JsonObject | undefined;
-      if (node) found.push({ operationId: String(node.operationId), method: method.toUpperCase(), path, node, pathItem: pathItem as JsonObject });
+      if (node)
+        found.push({ operationId: String(node.operationId), method: method.toUpperCase(), path, node, pathItem: pathItem as JsonObject });
     }
   }
   return found;
@@ -35,11 +36,18 @@ export interface DocumentedResponse {
 }
 
 /** A documented response of an operation with its examples resolved, in document order. */
-export function documentedResponse(document: OpenApiDocument, operation: DocumentedOperation, status: string): DocumentedResponse | undefined {
+export function documentedResponse(
+  document: OpenApiDocument,
+  operation: DocumentedOperation,
+  status: string,
+): DocumentedResponse | undefined {
   const ref = (operation.node.responses as JsonObject | undefined)?.[status];
   if (ref === undefined) return undefined;
   const response = resolve(document, ref);
-  const [contentType, media] = (Object.entries((response.content as JsonObject | undefined) ?? {})[0] ?? []) as [string | undefined, JsonObject | undefined];
+  const [contentType, media] = (Object.entries((response.content as JsonObject | undefined) ?? {})[0] ?? []) as [
+    string | undefined,
+    JsonObject | undefined,
+  ];
   const examples = namedExamples(document, media);
   if (examples.length === 0 && media && 'example' in media) examples.push({ name: 'example', value: media.example });
   const headers: Record<string, string> = {};

@@ -66,7 +66,12 @@ interface PrismViolation {
   message: string;
 }
 
-function violations(outcome: Either<Error & { status?: number; additional?: { validation?: PrismViolation[] } }, { validations: { input: PrismViolation[] } }>): {
+function violations(
+  outcome: Either<
+    Error & { status?: number; additional?: { validation?: PrismViolation[] } },
+    { validations: { input: PrismViolation[] } }
+  >,
+): {
   securityViolations: string[];
   parameterViolations: string[];
 } {

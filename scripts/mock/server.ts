@@ -6,7 +6,13 @@ import type { ApiName, JsonObject, OpenApiDocument } from '../../src/contract/do
 import { parseLossless, stringifyLossless, validationView } from '../../src/contract/json.js';
 import { loadLosslessDocument } from '../../src/contract/losslessDocument.js';
 import { check, operation as contractOperation } from '../../src/contract/operations.js';
-import { documentedOperations, documentedResponse, documentedStatuses, type DocumentedOperation, type DocumentedResponse } from './contract-document.js';
+import {
+  documentedOperations,
+  documentedResponse,
+  documentedStatuses,
+  type DocumentedOperation,
+  type DocumentedResponse,
+} from './contract-document.js';
 import { createPrismGate } from './prism-gate.js';
 
 export interface MockServer {
@@ -100,8 +106,14 @@ export async function startMock(api: ApiName, port: number, options: MockOptions
     checkBody(documented, headers['content-type'], raw, parsed, violations);
     const prefer = parsePrefer(preferHeader);
     const chosen =
-      api === 'platform' ? platformAnswer(document, documented, violations, prefer) : partnerAnswer(document, documented, violations, prefer);
-    return { answer: chosen, operationId: documented.operationId, violations: [...violations.security, ...violations.mediaType, ...violations.other] };
+      api === 'platform'
+        ? platformAnswer(document, documented, violations, prefer)
+        : partnerAnswer(document, documented, violations, prefer);
+    return {
+      answer: chosen,
+      operationId: documented.operationId,
+      violations: [...violations.security, ...violations.mediaType, ...violations.other],
+    };
   }
 
   const server = createServer((request, response) => {
@@ -117,7 +129,9 @@ export async function startMock(api: ApiName, port: number, options: MockOptions
         const example = chosen.example ? ` example=${chosen.example}` : '';
         const problems = violations.length > 0 ? ` violations: ${violations.join('; ')}` : '';
         const elapsed = (performance.now() - started).toFixed(0);
-        log(`[mock:${api}] ${request.method} ${request.url} -> ${chosen.status} ${operationId ?? '-'}${example}${problems} (${elapsed} ms)`);
+        log(
+          `[mock:${api}] ${request.method} ${request.url} -> ${chosen.status} ${operationId ?? '-'}${example}${problems} (${elapsed} ms)`,
+        );
       });
   });
   await new Promise<void>((resolve, reject) => {
@@ -154,10 +168,18 @@ function parseBody(raw: string): ParsedBody {
 }
 
 /** Judges the body with the contract's validator, as the platform does (exact digits). */
-function checkBody(documented: DocumentedOperation, contentType: string | undefined, raw: string, parsed: ParsedBody, violations: Violations): void {
+function checkBody(
+  documented: DocumentedOperation,
+  contentType: string | undefined,
+  raw: string,
+  parsed: ParsedBody,
+  violations: Violations,
+): void {
   const validateBody = contractOperation(documented.operationId).validateBody;
   if (!validateBody) return;
-  const accepted = Object.keys(((documented.node.requestBody as JsonObject | undefined)?.content as JsonObject | undefined) ?? { 'application/json': {} });
+  const accepted = Object.keys(
+    ((documented.node.requestBody as JsonObject | undefined)?.content as JsonObject | undefined) ?? { 'application/json': {} },
+  );
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (raw.length > 0 && !accepted.includes(mediaType)) {
     violations.mediaType.push(`Content-Type ${mediaType || '(none)'} is not ${accepted.join(' or ')}`);
@@ -234,7 +256,9 @@ function preferredAnswer(document: OpenApiDocument, documented: DocumentedOperat
   const name = prefer.example ?? response.examples[0]?.name;
   if (name === undefined || !response.examples.some((example) => example.name === name)) {
     const known = response.examples.map((example) => example.name).join(', ') || 'none';
-    return { problem: `Prefer: example=${name}: the ${response.status} response of ${documented.operationId} has no such example (it has ${known})` };
+    return {
+      problem: `Prefer: example=${name}: the ${response.status} response of ${documented.operationId} has no such example (it has ${known})`,
+    };
   }
   return fromExample(response, name);
 }

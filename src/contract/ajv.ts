@@ -14,7 +14,14 @@ export function createAjv(documents: OpenApiDocument[]): Ajv2020 {
   // ownProperties: `required` and the property loops look at own members only, never at what a
   // plain object inherits (ADR 0015). verbose: errors carry their schema, so a refusal message
   // can say which value a `not` rule refuses (explain.ts).
-  const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, allowUnionTypes: true, ownProperties: true, verbose: true });
+  const ajv = new Ajv2020({
+    strict: true,
+    strictRequired: false,
+    allErrors: true,
+    allowUnionTypes: true,
+    ownProperties: true,
+    verbose: true,
+  });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-decimal', schemaType: 'object', errors: true, validate: validateDecimal });
   ajv.addKeyword({ keyword: INTEGER_KEYWORD, schemaType: 'boolean', errors: true, validate: validateIntegerText });
@@ -28,7 +35,12 @@ export function createAjv(documents: OpenApiDocument[]): Ajv2020 {
 // ajv-formats is CommonJS; its default export arrives as the module object under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-const validateDecimal: SchemaValidateFunction = function validateDecimal(rule: DecimalRule, data: unknown, _parentSchema, dataCxt): boolean {
+const validateDecimal: SchemaValidateFunction = function validateDecimal(
+  rule: DecimalRule,
+  data: unknown,
+  _parentSchema,
+  dataCxt,
+): boolean {
   let text: string;
   if (typeof data === 'string') text = data;
   else if (typeof data === 'number') text = numberSource(dataCxt?.parentData, dataCxt?.parentDataProperty, data);
@@ -47,11 +59,18 @@ const validateDecimal: SchemaValidateFunction = function validateDecimal(rule: D
  */
 export const INTEGER_KEYWORD = 'x-integer-text';
 
-const validateIntegerText: SchemaValidateFunction = function validateIntegerText(_rule: boolean, data: unknown, _parentSchema, dataCxt): boolean {
+const validateIntegerText: SchemaValidateFunction = function validateIntegerText(
+  _rule: boolean,
+  data: unknown,
+  _parentSchema,
+  dataCxt,
+): boolean {
   if (typeof data !== 'number') return true;
   const text = numberSource(dataCxt?.parentData, dataCxt?.parentDataProperty, data);
   if (INTEGER_TEXT.test(text)) return true;
-  (validateIntegerText as { errors?: Partial<ErrorObject>[] }).errors = [{ keyword: INTEGER_KEYWORD, message: 'must be a whole number written in digits only (no point, no exponent)', params: {} }];
+  (validateIntegerText as { errors?: Partial<ErrorObject>[] }).errors = [
+    { keyword: INTEGER_KEYWORD, message: 'must be a whole number written in digits only (no point, no exponent)', params: {} },
+  ];
   return false;
 };
 

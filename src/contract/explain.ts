@@ -14,7 +14,9 @@ export function explain(errors: ErrorObject[]): string {
   const pool = candidates.length > 0 ? candidates : errors;
   // x-decimal speaks in the spec's terms (digits), where pattern and maximum would not.
   const preferred =
-    pool.find((error) => error.keyword === 'x-decimal' || error.keyword === 'x-integer-text') ?? pool.find((error) => error.keyword !== 'type') ?? pool[0]!;
+    pool.find((error) => error.keyword === 'x-decimal' || error.keyword === 'x-integer-text') ??
+    pool.find((error) => error.keyword !== 'type') ??
+    pool[0]!;
   const where = location(preferred);
   if (preferred.keyword === 'type') {
     const types = [...new Set(pool.filter((error) => error.keyword === 'type').flatMap((error) => String(error.params.type).split(',')))];

@@ -74,7 +74,9 @@ export function setOwn(object: Record<string, unknown>, key: string, value: unkn
 
 /** The value of an own member, never one inherited from Object.prototype (`toString`, `constructor`, ...). */
 export function ownValue(object: unknown, key: string | number): unknown {
-  return object !== null && typeof object === 'object' && Object.hasOwn(object, key) ? (object as Record<string | number, unknown>)[key] : undefined;
+  return object !== null && typeof object === 'object' && Object.hasOwn(object, key)
+    ? (object as Record<string | number, unknown>)[key]
+    : undefined;
 }
 
 function rememberSource(parent: object, key: string | number, number: LosslessNumber): void {
@@ -121,7 +123,8 @@ export function nestsDeeperThan(text: string, limit = maxJsonDepth()): boolean {
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (inString) {
-      if (code === 0x5c) index++; // a backslash escapes the next character
+      if (code === 0x5c)
+        index++; // a backslash escapes the next character
       else if (code === 0x22) inString = false;
     } else if (code === 0x22) {
       inString = true;
@@ -160,7 +163,8 @@ export function unstorableText(value: unknown): string | undefined {
 
 function textProblem(text: string): string | undefined {
   if (text.includes('\0')) return 'strings must not contain the NUL character (U+0000)';
-  if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) return 'strings must be Unicode text: a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair) is not accepted';
+  if (!(text as string & { isWellFormed(): boolean }).isWellFormed())
+    return 'strings must be Unicode text: a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair) is not accepted';
   return undefined;
 }
 

@@ -26,5 +26,8 @@ export interface NamedExample {
 
 /** The `examples` of a media type object, each `$ref` resolved to its value, in document order. */
 export function namedExamples(document: OpenApiDocument, media: JsonObject | undefined): NamedExample[] {
-  return Object.entries((media?.examples as JsonObject | undefined) ?? {}).map(([name, example]) => ({ name, value: resolve(document, example).value }));
+  return Object.entries((media?.examples as JsonObject | undefined) ?? {}).map(([name, example]) => ({
+    name,
+    value: resolve(document, example).value,
+  }));
 }

@@ -63,10 +63,12 @@ function mergedProperties(document: OpenApiDocument, schema: JsonObject): Map<st
 }
 
 function mostDescriptive(document: OpenApiDocument, schemas: unknown[]): unknown {
-  return schemas.find((node) => {
-    const resolved = resolve(document, node);
-    return resolved.properties || resolved.items || resolved.allOf || resolved.$ref;
-  }) ?? schemas[0];
+  return (
+    schemas.find((node) => {
+      const resolved = resolve(document, node);
+      return resolved.properties || resolved.items || resolved.allOf || resolved.$ref;
+    }) ?? schemas[0]
+  );
 }
 
 function itemsOf(document: OpenApiDocument, schema: JsonObject): unknown {

@@ -39,12 +39,15 @@ export function locations(api: ApiName, schema: unknown): Location[] {
     if ('const' in current) location.closedTo = [current.const];
     if (current['x-decimal']) location.decimal = current['x-decimal'] as DecimalRule;
     if (current.type === 'integer' && typeof current.minimum === 'number') location.integerMinimum = current.minimum;
-    if (current.type === 'integer' && typeof current.maximum === 'number') location.integerMaximum = Math.min(location.integerMaximum ?? Infinity, current.maximum);
+    if (current.type === 'integer' && typeof current.maximum === 'number')
+      location.integerMaximum = Math.min(location.integerMaximum ?? Infinity, current.maximum);
     if (typeof current.maxItems === 'number') location.maxItems = Math.min(location.maxItems ?? Infinity, current.maxItems);
-    for (const name of (current.required as string[] | undefined) ?? []) if (!location.required.includes(name)) location.required.push(name);
+    for (const name of (current.required as string[] | undefined) ?? [])
+      if (!location.required.includes(name)) location.required.push(name);
     for (const branch of (current.allOf as unknown[] | undefined) ?? []) visit(branch, path, depth + 1);
     if (current.then) visit(current.then, path, depth + 1);
-    for (const [name, child] of Object.entries((current.properties as JsonObject | undefined) ?? {})) visit(child, [...path, name], depth + 1);
+    for (const [name, child] of Object.entries((current.properties as JsonObject | undefined) ?? {}))
+      visit(child, [...path, name], depth + 1);
     if (current.items && typeof current.items === 'object') visit(current.items, [...path, 0], depth + 1);
   };
   visit(schema, [], 0);

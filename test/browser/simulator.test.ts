@@ -66,7 +66,9 @@ async function resultFor(status: string): Promise<{ order: string; sdk: string; 
 }
 
 function completionsFor(miniappOrderId: string): Array<Record<string, unknown>> {
-  return stack.demo.completions.map((completion) => completion.body as Record<string, unknown>).filter((body) => body.miniapp_order_id === miniappOrderId);
+  return stack.demo.completions
+    .map((completion) => completion.body as Record<string, unknown>)
+    .filter((body) => body.miniapp_order_id === miniappOrderId);
 }
 
 describe('pay in the host-app simulator', () => {
@@ -83,7 +85,11 @@ describe('pay in the host-app simulator', () => {
     expect(await page.locator('#pay-sheet').isHidden()).toBe(true);
     const completions = completionsFor(result.order);
     expect(completions).toHaveLength(1);
-    expect(completions[0]).toMatchObject({ hostapp_order_payment_id: orderPaymentId, payment_status: 'paid', hostapp_client_id: 'ha_sandbox' });
+    expect(completions[0]).toMatchObject({
+      hostapp_order_payment_id: orderPaymentId,
+      payment_status: 'paid',
+      hostapp_client_id: 'ha_sandbox',
+    });
     expect(stack.demo.orders.get(result.order)).toMatchObject({ payment_status: 'paid', status_source: 'E6' });
   }, 90_000);
 
@@ -100,7 +106,9 @@ describe('pay in the host-app simulator', () => {
     await page.locator('#pay-fail').click();
     const result = await resultFor('failed');
     expect(result.sdk).toBe('failed');
-    expect(completionsFor(result.order)).toEqual([expect.objectContaining({ payment_status: 'failed', payment_fail_reason: expect.any(String) })]);
+    expect(completionsFor(result.order)).toEqual([
+      expect.objectContaining({ payment_status: 'failed', payment_fail_reason: expect.any(String) }),
+    ]);
   }, 90_000);
 
   it('a host app that never calls E5: the result page learns paid through E2, then E6 arrives', async () => {
@@ -134,13 +142,17 @@ describe('custom events in the host-app simulator', () => {
 
   it('sendPromise rejects with TIMEOUT when the host app never answers', async () => {
     await page.locator('#custom-mode').selectOption('ignore');
-    expect(await sendPromiseFromMiniapp('demo_slow', 500)).toMatch(/^rejected: TIMEOUT: the host app did not answer custom_event within 500 ms/);
+    expect(await sendPromiseFromMiniapp('demo_slow', 500)).toMatch(
+      /^rejected: TIMEOUT: the host app did not answer custom_event within 500 ms/,
+    );
   }, 90_000);
 
   it('an event the host app sends reaches the miniapp subscribe callback', async () => {
     await page.locator('#emit-type').fill('coupon_granted');
     await page.locator('#emit-payload').fill('{"code":"WELCOME10"}');
     await page.locator('#emit-form button').click();
-    await expect.poll(() => miniapp.locator('#host-events').textContent(), { timeout: STEP_MS }).toBe('coupon_granted: {"code":"WELCOME10"}');
+    await expect
+      .poll(() => miniapp.locator('#host-events').textContent(), { timeout: STEP_MS })
+      .toBe('coupon_granted: {"code":"WELCOME10"}');
   }, 90_000);
 });

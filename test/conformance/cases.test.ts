@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { brokenDecimals, longestDecimals, negativeCases, positiveCases } from '../../src/conformance/cases.js';
+import { brokenDecimals, longestDecimals, negativeCases, positiveCases } from '../../src/shipped/conformance/cases.js';
 import { dotted } from '../../src/contract/jsonPath.js';
-import { requestShape } from '../../src/conformance/requestShape.js';
+import { requestShape } from '../../src/shipped/conformance/requestShape.js';
 
-const limitOf = (operationId: string, path: string) => requestShape(operationId).locations.find((location) => dotted(location.path) === path)?.maxLength;
+const limitOf = (operationId: string, path: string) =>
+  requestShape(operationId).locations.find((location) => dotted(location.path) === path)?.maxLength;
 let counter = 0;
-const options = { fixedPaths: [['app_id'], ['client_id']], filler: (length: number) => `f${++counter}z${'x'.repeat(length)}`.slice(0, length) };
+const options = {
+  fixedPaths: [['app_id'], ['client_id']],
+  filler: (length: number) => `f${++counter}z${'x'.repeat(length)}`.slice(0, length),
+};
 
 describe('requests made from the contract', () => {
   it('takes the smallest maxLength among allOf narrowings (E1 narrows what E3 allows)', () => {

@@ -35,7 +35,16 @@ describe('minibridge verify (the command)', { timeout: 60_000 }, () => {
 
   it('exits 0 for a conforming server and writes JUnit XML', async () => {
     const junit = join(mkdtempSync(join(tmpdir(), 'minibridge-verify-')), 'verify.xml');
-    const result = await minibridge(['verify', 'hostapp', '--url', good.url, '--credentials', `${HOSTAPP.id}:${HOSTAPP.secret}`, '--junit', junit]);
+    const result = await minibridge([
+      'verify',
+      'hostapp',
+      '--url',
+      good.url,
+      '--credentials',
+      `${HOSTAPP.id}:${HOSTAPP.secret}`,
+      '--junit',
+      junit,
+    ]);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^positive +E3 createHostappOrderPayment +pass/m);
     expect(result.stdout).toContain('PASSED');
@@ -45,7 +54,16 @@ describe('minibridge verify (the command)', { timeout: 60_000 }, () => {
   });
 
   it('exits 1 and names the failing check, with the failing request, for a broken server', async () => {
-    const result = await minibridge(['verify', 'hostapp', '--url', broken.url, '--credentials', `${HOSTAPP.id}:${HOSTAPP.secret}`, '--only', 'auth']);
+    const result = await minibridge([
+      'verify',
+      'hostapp',
+      '--url',
+      broken.url,
+      '--credentials',
+      `${HOSTAPP.id}:${HOSTAPP.secret}`,
+      '--only',
+      'auth',
+    ]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^auth +E3 createHostappOrderPayment +FAIL/m);
     expect(result.stdout).toContain('wrong Authorization (right id, wrong secret): accepted');

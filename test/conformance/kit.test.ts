@@ -1,6 +1,6 @@
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verify } from '../../src/conformance/index.js';
+import { verify } from '../../src/shipped/conformance/index.js';
 import { BROKEN_SERVERS } from './broken/index.js';
 import { HOSTAPP, MINIAPP, referenceHostappRouter, referenceMiniappRouter, serve, type RunningServer } from './reference.js';
 import { failing } from './verdicts.js';
@@ -34,7 +34,8 @@ describe('the conformance kit against correct servers', { timeout: 60_000 }, () 
     expect(failing(report)).toEqual([]);
     const ran = report.results.filter((result) => result.outcome === 'pass').map((result) => `${result.check} ${result.operationId}`);
     for (const check of ['status', 'content-type', 'schema', 'positive', 'negative', 'auth']) {
-      for (const operationId of ['createHostappOrderPayment', 'getHostappPaymentStatus', 'receiveHostappEvent']) expect(ran).toContain(`${check} ${operationId}`);
+      for (const operationId of ['createHostappOrderPayment', 'getHostappPaymentStatus', 'receiveHostappEvent'])
+        expect(ran).toContain(`${check} ${operationId}`);
     }
     expect(ran).toContain('idempotency receiveHostappEvent');
   });
@@ -42,18 +43,33 @@ describe('the conformance kit against correct servers', { timeout: 60_000 }, () 
   it('passes the reference miniapp server, duplicate deliveries included', async () => {
     const report = await verify(settings('miniapp', miniapp.url));
     expect(failing(report)).toEqual([]);
-    expect(report.results.find((result) => result.check === 'idempotency' && result.operationId === 'receiveOrderCompletion')?.outcome).toBe('pass');
+    expect(
+      report.results.find((result) => result.check === 'idempotency' && result.operationId === 'receiveOrderCompletion')?.outcome,
+    ).toBe('pass');
   });
 
   it('passes a host app serving E4 by GET at registered paths, with signed requests', async () => {
     const secrets = ['conformance-signing-secret'];
     const server = await serve(
-      express().use(referenceHostappRouter({ signingSecrets: secrets, paths: { createOrderPayment: '/pay', getPaymentStatus: '/status', events: '/hooks/events' } })),
+      express().use(
+        referenceHostappRouter({
+          signingSecrets: secrets,
+          paths: { createOrderPayment: '/pay', getPaymentStatus: '/status', events: '/hooks/events' },
+        }),
+      ),
     );
     try {
-      const report = await verify({ ...settings('hostapp', server.url, secrets), e4Method: 'GET', paths: { e3: '/pay', e4: '/status', e7: '/hooks/events' } });
+      const report = await verify({
+        ...settings('hostapp', server.url, secrets),
+        e4Method: 'GET',
+        paths: { e3: '/pay', e4: '/status', e7: '/hooks/events' },
+      });
       expect(failing(report)).toEqual([]);
-      expect(report.results.some((result) => result.operationId === 'queryHostappPaymentStatus' && result.check === 'negative' && result.outcome === 'pass')).toBe(true);
+      expect(
+        report.results.some(
+          (result) => result.operationId === 'queryHostappPaymentStatus' && result.check === 'negative' && result.outcome === 'pass',
+        ),
+      ).toBe(true);
     } finally {
       await server.close();
     }
@@ -66,14 +82,18 @@ describe('fixtures (--set) for a server that only knows its own orders', { timeo
       express().use(
         referenceMiniappRouter({
           handlers: {
-            receiveOrderCompletion: (body) => (body.hostapp_order_payment_id === 'hop_known' ? { code: 'SUCCESS' } : { error_code: 'ORDER_NOT_FOUND' }),
+            receiveOrderCompletion: (body) =>
+              body.hostapp_order_payment_id === 'hop_known' ? { code: 'SUCCESS' } : { error_code: 'ORDER_NOT_FOUND' },
             receiveEvent: () => ({ received: true }),
           },
         }),
       ),
     );
     try {
-      const pinned = await verify({ ...settings('miniapp', strict.url), fixtures: [{ path: ['hostapp_order_payment_id'], value: 'hop_known' }] });
+      const pinned = await verify({
+        ...settings('miniapp', strict.url),
+        fixtures: [{ path: ['hostapp_order_payment_id'], value: 'hop_known' }],
+      });
       expect(failing(pinned)).toEqual([]);
       const unpinned = await verify(settings('miniapp', strict.url));
       expect(failing(unpinned)).toEqual(['idempotency receiveOrderCompletion', 'positive receiveOrderCompletion']);
@@ -113,7 +133,11 @@ describe('the conformance kit when there is nothing to check', { timeout: 60_000
     const report = await verify(settings('hostapp', url));
     expect(report.passed).toBe(false);
     expect(report.results).toEqual([]);
-    expect(report.stopped).toMatch(new RegExp(`^cannot reach ${url}/create-order-payment \\(E3 createHostappOrderPayment\\): request failed: .*ECONNREFUSED.*\\.\\nNothing was checked\\. Start the server, or fix --url\\.$`));
+    expect(report.stopped).toMatch(
+      new RegExp(
+        `^cannot reach ${url}/create-order-payment \\(E3 createHostappOrderPayment\\): request failed: .*ECONNREFUSED.*\\.\\nNothing was checked\\. Start the server, or fix --url\\.$`,
+      ),
+    );
   });
 
   it('never reports a check as passed for an operation that gave no answer', async () => {
@@ -128,7 +152,13 @@ describe('the conformance kit when there is nothing to check', { timeout: 60_000
       for (const check of ['content-type', 'schema']) {
         expect(e7.find((result) => result.check === check)).toMatchObject({ outcome: 'skip', requests: 0, note: 'no answer to check' });
       }
-      expect(failing(report)).toEqual(['auth receiveHostappEvent', 'idempotency receiveHostappEvent', 'negative receiveHostappEvent', 'positive receiveHostappEvent', 'status receiveHostappEvent']);
+      expect(failing(report)).toEqual([
+        'auth receiveHostappEvent',
+        'idempotency receiveHostappEvent',
+        'negative receiveHostappEvent',
+        'positive receiveHostappEvent',
+        'status receiveHostappEvent',
+      ]);
     } finally {
       await server.close();
     }

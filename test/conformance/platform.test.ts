@@ -1,8 +1,8 @@
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tableReport, verify, type VerifyOptions } from '../../src/conformance/index.js';
-import { registryFrom } from '../../src/registry/loadRegistry.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import { tableReport, verify, type VerifyOptions } from '../../src/shipped/conformance/index.js';
+import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 import { undocumentedStatusPlatform } from './broken/undocumentedStatusPlatform.js';
 import { failing } from './verdicts.js';
 import { HOSTAPP, MINIAPP, referenceHostappRouter, referenceMiniappRouter, serve, type RunningServer } from './reference.js';
@@ -10,7 +10,16 @@ import { HOSTAPP, MINIAPP, referenceHostappRouter, referenceMiniappRouter, serve
 const quiet = { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent' };
 
 function platformSettings(url: string): VerifyOptions {
-  return { subject: 'platform', url, credentials: MINIAPP, hostappCredentials: HOSTAPP, tokenPrefix: 'Token', signingSecrets: [], paths: {}, e4Method: 'POST' };
+  return {
+    subject: 'platform',
+    url,
+    credentials: MINIAPP,
+    hostappCredentials: HOSTAPP,
+    tokenPrefix: 'Token',
+    signingSecrets: [],
+    paths: {},
+    e4Method: 'POST',
+  };
 }
 
 describe('verify platform against Minibridge with the reference partner servers behind it', { timeout: 60_000 }, () => {
@@ -27,10 +36,22 @@ describe('verify platform against Minibridge with the reference partner servers 
           client_id: HOSTAPP.id,
           secret_key: HOSTAPP.secret,
           features,
-          urls: { create_order_payment: `${hostapp.url}/create-order-payment`, get_payment_status: `${hostapp.url}/get-payment-status`, events: `${hostapp.url}/events` },
+          urls: {
+            create_order_payment: `${hostapp.url}/create-order-payment`,
+            get_payment_status: `${hostapp.url}/get-payment-status`,
+            events: `${hostapp.url}/events`,
+          },
         },
       ],
-      miniapps: [{ app_id: MINIAPP.id, secret_key: MINIAPP.secret, hostapps: [HOSTAPP.id], features, urls: { complete_order: `${miniapp.url}/complete-order`, events: `${miniapp.url}/events` } }],
+      miniapps: [
+        {
+          app_id: MINIAPP.id,
+          secret_key: MINIAPP.secret,
+          hostapps: [HOSTAPP.id],
+          features,
+          urls: { complete_order: `${miniapp.url}/complete-order`, events: `${miniapp.url}/events` },
+        },
+      ],
     });
     platform = await startPlatform({ registry, config: quiet });
   }, 60_000);
@@ -43,9 +64,12 @@ describe('verify platform against Minibridge with the reference partner servers 
   it('passes every check of every operation', async () => {
     const report = await verify(platformSettings(platform.url));
     expect(report.passed, tableReport(report)).toBe(true);
-    const passed = new Set(report.results.filter((result) => result.outcome === 'pass').map((result) => `${result.check} ${result.operationId}`));
+    const passed = new Set(
+      report.results.filter((result) => result.outcome === 'pass').map((result) => `${result.check} ${result.operationId}`),
+    );
     for (const operationId of ['createOrderPayment', 'getPaymentStatus', 'completeOrder', 'sendHostappEvent', 'sendMiniappEvent']) {
-      for (const check of ['status', 'content-type', 'schema', 'positive', 'negative', 'auth']) expect(passed).toContain(`${check} ${operationId}`);
+      for (const check of ['status', 'content-type', 'schema', 'positive', 'negative', 'auth'])
+        expect(passed).toContain(`${check} ${operationId}`);
     }
   });
 

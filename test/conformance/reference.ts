@@ -1,6 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type RequestHandler } from 'express';
-import { createHostappRouter, createMiniappRouter, type HostappRouterOptions, type MiniappRouterOptions } from '../../src/partner-kit/index.js';
+import {
+  createHostappRouter,
+  createMiniappRouter,
+  type HostappRouterOptions,
+  type MiniappRouterOptions,
+} from '../../src/shipped/partner-kit/index.js';
 
 /** Credentials the reference servers and the tests share (never used outside tests). */
 export const HOSTAPP = { id: 'ha_reference', secret: 'reference-hostapp-secret' };

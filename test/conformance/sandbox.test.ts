@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tableReport, verify } from '../../src/conformance/index.js';
-import { registryFrom } from '../../src/registry/loadRegistry.js';
-import { SANDBOX_HOSTAPP, SANDBOX_MINIAPP, SANDBOX_SIGNING_SECRETS, startSandbox, type RunningSandbox } from '../../src/sandbox/startSandbox.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import { tableReport, verify } from '../../src/shipped/conformance/index.js';
+import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
+import {
+  SANDBOX_HOSTAPP,
+  SANDBOX_MINIAPP,
+  SANDBOX_SIGNING_SECRETS,
+  startSandbox,
+  type RunningSandbox,
+} from '../../src/tools/sandbox/startSandbox.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 
 const hostapp = { id: SANDBOX_HOSTAPP.clientId, secret: SANDBOX_HOSTAPP.secretKey };
 const miniapp = { id: SANDBOX_MINIAPP.appId, secret: SANDBOX_MINIAPP.secretKey };
@@ -13,7 +19,10 @@ describe('the sandbox partners and a platform with the sandbox registry conform'
   let platform: RunningPlatform;
   beforeAll(async () => {
     sandbox = await startSandbox({ platformUrl: () => platform.url, hostappPort: 0, miniappPort: 0 });
-    platform = await startPlatform({ registry: registryFrom(sandbox.registry), config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent' } });
+    platform = await startPlatform({
+      registry: registryFrom(sandbox.registry),
+      config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent' },
+    });
   }, 60_000);
   afterAll(async () => {
     await platform?.close();
@@ -21,17 +30,38 @@ describe('the sandbox partners and a platform with the sandbox registry conform'
   });
 
   it('verify hostapp passes against the sandbox host app', async () => {
-    const report = await verify({ ...common, subject: 'hostapp', url: sandbox.hostappUrl, credentials: hostapp, appId: miniapp.id, signingSecrets: [] });
+    const report = await verify({
+      ...common,
+      subject: 'hostapp',
+      url: sandbox.hostappUrl,
+      credentials: hostapp,
+      appId: miniapp.id,
+      signingSecrets: [],
+    });
     expect(report.passed, tableReport(report)).toBe(true);
   });
 
   it('verify miniapp passes against the sandbox miniapp', async () => {
-    const report = await verify({ ...common, subject: 'miniapp', url: sandbox.miniappUrl, credentials: miniapp, clientId: hostapp.id, signingSecrets: [] });
+    const report = await verify({
+      ...common,
+      subject: 'miniapp',
+      url: sandbox.miniappUrl,
+      credentials: miniapp,
+      clientId: hostapp.id,
+      signingSecrets: [],
+    });
     expect(report.passed, tableReport(report)).toBe(true);
   });
 
   it('verify platform passes against Minibridge with the sandbox registry', async () => {
-    const report = await verify({ ...common, subject: 'platform', url: platform.url, credentials: miniapp, hostappCredentials: hostapp, signingSecrets: [] });
+    const report = await verify({
+      ...common,
+      subject: 'platform',
+      url: platform.url,
+      credentials: miniapp,
+      hostappCredentials: hostapp,
+      signingSecrets: [],
+    });
     expect(report.passed, tableReport(report)).toBe(true);
   });
 });
@@ -44,9 +74,18 @@ describe('the sandbox host app with request signing', { timeout: 60_000 }, () =>
   afterAll(() => sandbox?.close());
 
   it('passes with signed requests, and refuses a bad signature', async () => {
-    const report = await verify({ ...common, subject: 'hostapp', url: sandbox.hostappUrl, credentials: hostapp, appId: miniapp.id, signingSecrets: SANDBOX_SIGNING_SECRETS.hostapp });
+    const report = await verify({
+      ...common,
+      subject: 'hostapp',
+      url: sandbox.hostappUrl,
+      credentials: hostapp,
+      appId: miniapp.id,
+      signingSecrets: SANDBOX_SIGNING_SECRETS.hostapp,
+    });
     expect(report.passed, tableReport(report)).toBe(true);
     // Wrong secret, no Authorization, every signature with another secret, webhook-signature alone with another secret.
-    expect(report.results.find((result) => result.check === 'auth' && result.operationId === 'createHostappOrderPayment')?.requests).toBe(4);
+    expect(report.results.find((result) => result.check === 'auth' && result.operationId === 'createHostappOrderPayment')?.requests).toBe(
+      4,
+    );
   });
 });

@@ -1,4 +1,4 @@
-import type { VerifyReport } from '../../src/conformance/index.js';
+import type { VerifyReport } from '../../src/shipped/conformance/index.js';
 
 /** "check operationId" of every failing check, sorted. */
 export function failing(report: VerifyReport): string[] {

@@ -39,36 +39,52 @@ describe('npm run check:breaking (optic against openapi/baseline/)', () => {
     await rm(workDir, { recursive: true, force: true });
   });
 
-  it('passes for the generated documents', async () => {
-    const results = await checkBreakingChanges(listApis(), baselineDir, path.join(generatedDir, artefactDirs.openapi));
-    expect(results.map((result) => [result.api, result.outcome])).toEqual(listApis().map((api) => [api.name, 'compatible']));
-  }, timeout);
+  it(
+    'passes for the generated documents',
+    async () => {
+      const results = await checkBreakingChanges(listApis(), baselineDir, path.join(generatedDir, artefactDirs.openapi));
+      expect(results.map((result) => [result.api, result.outcome])).toEqual(listApis().map((api) => [api.name, 'compatible']));
+    },
+    timeout,
+  );
 
-  it('passes for an unchanged copy and for an additive change (a new optional response property)', async () => {
-    const dir = await mkdtemp(path.join(workDir, 'copy-'));
-    await copyFile(path.join(baselineDir, 'platform.json'), path.join(dir, 'platform.json'));
-    expect((await checkBreakingChanges(platform, baselineDir, dir))[0]?.outcome).toBe('compatible');
-    const outcome = await checkEditedPlatform((schemas) => {
-      schema(schemas, 'CreateOrderPaymentResponse').properties!['created_at'] = { type: 'string' };
-    });
-    expect(outcome).toBe('compatible');
-  }, timeout);
+  it(
+    'passes for an unchanged copy and for an additive change (a new optional response property)',
+    async () => {
+      const dir = await mkdtemp(path.join(workDir, 'copy-'));
+      await copyFile(path.join(baselineDir, 'platform.json'), path.join(dir, 'platform.json'));
+      expect((await checkBreakingChanges(platform, baselineDir, dir))[0]?.outcome).toBe('compatible');
+      const outcome = await checkEditedPlatform((schemas) => {
+        schema(schemas, 'CreateOrderPaymentResponse').properties!['created_at'] = { type: 'string' };
+      });
+      expect(outcome).toBe('compatible');
+    },
+    timeout,
+  );
 
-  it('fails when an optional request field becomes required', async () => {
-    const outcome = await checkEditedPlatform((schemas) => {
-      const request = schema(schemas, 'CompleteOrderRequest');
-      expect(request.required).not.toContain('payment_fail_reason');
-      request.required = [...(request.required ?? []), 'payment_fail_reason'];
-    });
-    expect(outcome).toBe('breaking');
-  }, timeout);
+  it(
+    'fails when an optional request field becomes required',
+    async () => {
+      const outcome = await checkEditedPlatform((schemas) => {
+        const request = schema(schemas, 'CompleteOrderRequest');
+        expect(request.required).not.toContain('payment_fail_reason');
+        request.required = [...(request.required ?? []), 'payment_fail_reason'];
+      });
+      expect(outcome).toBe('breaking');
+    },
+    timeout,
+  );
 
-  it('fails when a response property is removed', async () => {
-    const outcome = await checkEditedPlatform((schemas) => {
-      const response = schema(schemas, 'CreateOrderPaymentResponse');
-      delete response.properties!['order_payment_id'];
-      response.required = (response.required ?? []).filter((name) => name !== 'order_payment_id');
-    });
-    expect(outcome).toBe('breaking');
-  }, timeout);
+  it(
+    'fails when a response property is removed',
+    async () => {
+      const outcome = await checkEditedPlatform((schemas) => {
+        const response = schema(schemas, 'CreateOrderPaymentResponse');
+        delete response.properties!['order_payment_id'];
+        response.required = (response.required ?? []).filter((name) => name !== 'order_payment_id');
+      });
+      expect(outcome).toBe('breaking');
+    },
+    timeout,
+  );
 });

@@ -60,7 +60,12 @@ describe('request samples in the references', () => {
     const failures: string[] = [];
     for (const sample of samples) {
       const { method, url, headers, body } = sample.request;
-      const response = await fetch(retarget(url, sample.api), { method, headers, ...(body !== undefined && { body }), signal: AbortSignal.timeout(30_000) });
+      const response = await fetch(retarget(url, sample.api), {
+        method,
+        headers,
+        ...(body !== undefined && { body }),
+        signal: AbortSignal.timeout(30_000),
+      });
       const problem = verdict(sample, response.status, await response.text());
       if (problem) failures.push(`${sample.operationId}: ${problem}`);
     }
@@ -84,7 +89,11 @@ describe('request samples in the references', () => {
         runner,
         `for (const file of ${JSON.stringify(files.map(pathToImport))}) {\n  console.log('@@ ' + file);\n  await import(file);\n}\n`,
       );
-      const { stdout } = await promisify(execFile)(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [runner], { cwd: repoRoot, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 });
+      const { stdout } = await promisify(execFile)(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [runner], {
+        cwd: repoRoot,
+        timeout: 240_000,
+        maxBuffer: 16 * 1024 * 1024,
+      });
       const outputs = stdout.split(/^@@ /m).slice(1);
       expect(outputs).toHaveLength(samples.length);
       const failures: string[] = [];

@@ -17,14 +17,21 @@ describe('every example of the contract matches its schema', () => {
 describe('the example check itself', () => {
   test('finds examples of every kind', () => {
     const kinds = ['request body', 'response 200', 'response 400', 'parameter', 'schema'];
-    for (const kind of kinds) expect(examples.some((example) => example.name.includes(` ${kind}`)), kind).toBe(true);
+    for (const kind of kinds)
+      expect(
+        examples.some((example) => example.name.includes(` ${kind}`)),
+        kind,
+      ).toBe(true);
   });
 
   test('checks every example component of every document', () => {
     for (const api of API_NAMES) {
       const components = Object.keys(loadLosslessDocument(api).components.examples ?? {});
       const checked = new Set(examples.filter((example) => example.api === api).map((example) => example.component));
-      expect(components.filter((name) => !checked.has(name)), api).toEqual([]);
+      expect(
+        components.filter((name) => !checked.has(name)),
+        api,
+      ).toEqual([]);
     }
   });
 

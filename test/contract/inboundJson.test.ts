@@ -24,8 +24,12 @@ describe('the inbound JSON reader (ADR 0015)', () => {
   });
 
   test('a repeated member name is refused, with the same value or another, escaped or not', () => {
-    expect(refusal(() => parseInboundJson(bytes('{"a":1,"a":1}')))).toBe('a appears more than once in the same object; send each member once');
-    expect(refusal(() => parseInboundJson(bytes('{"o":{"a":1,"a":2}}')))).toBe('o.a appears more than once in the same object; send each member once');
+    expect(refusal(() => parseInboundJson(bytes('{"a":1,"a":1}')))).toBe(
+      'a appears more than once in the same object; send each member once',
+    );
+    expect(refusal(() => parseInboundJson(bytes('{"o":{"a":1,"a":2}}')))).toBe(
+      'o.a appears more than once in the same object; send each member once',
+    );
     expect(refusal(() => parseInboundJson(bytes('{"o":[1,{"a":"x","\\u0061":"x"}]}')))).toMatch(/^o\[1\]\.a appears more than once/);
     // The same name in two different objects is not a repeat.
     expect(parseInboundJson(bytes('{"a":{"a":1},"b":[{"a":1},{"a":1}]}'))).toBeTruthy();
@@ -68,12 +72,16 @@ describe('the inbound JSON reader (ADR 0015)', () => {
 
   test('integers are digits only: 1.0, 1E2 and 1e400 are refused where the contract says integer', () => {
     const op = operation('createOrderPayment');
-    const example = requestExamples('platform', 'createOrderPayment').find((named) => stringifyLossless(named.value).includes('"quantity"'));
+    const example = requestExamples('platform', 'createOrderPayment').find((named) =>
+      stringifyLossless(named.value).includes('"quantity"'),
+    );
     const text = stringifyLossless(example!.value);
     for (const odd of ['1.0', '1E2', '1e400', '-0e0']) {
       const body = JSON.parse(text) as { order: { items?: Array<Record<string, unknown>> } };
       body.order.items![0]!.quantity = new LosslessNumber(odd);
-      expect(refusal(() => readInboundBody(op, bytes(stringifyLossless(body))))).toMatch(/quantity must be a whole number written in digits only/);
+      expect(refusal(() => readInboundBody(op, bytes(stringifyLossless(body))))).toMatch(
+        /quantity must be a whole number written in digits only/,
+      );
     }
   });
 });

@@ -10,7 +10,11 @@ import { requestExamples, requestSchema } from '../support/contract-requests.js'
 /** Every operation with a request body, with the examples its vectors start from. */
 const bodyOperations = [...contractOperations().values()]
   .filter((candidate) => candidate.validateBody)
-  .map((candidate) => ({ api: candidate.api, operationId: candidate.operationId, examples: requestExamples(candidate.api, candidate.operationId) }));
+  .map((candidate) => ({
+    api: candidate.api,
+    operationId: candidate.operationId,
+    examples: requestExamples(candidate.api, candidate.operationId),
+  }));
 
 /** The first request example of the operation that holds the parent of `path` (so only `path` changes). */
 function baseFor(operationId: string, path: JsonPath): unknown {
@@ -76,13 +80,18 @@ describe('string lengths: maxLength n passes, n+1 is refused naming the field (d
 describe('integer maximums: maximum passes, maximum+1 is refused naming the field (derived from the contract)', () => {
   const vectors = bodyOperations.flatMap(({ api, operationId }) =>
     locations(api, requestSchema(api, operationId)).flatMap(({ path, integerMaximum }) =>
-      integerMaximum === undefined ? [] : [[`${operationId} ${dotted(path)} (${integerMaximum})`, operationId, path, integerMaximum] as const],
+      integerMaximum === undefined
+        ? []
+        : [[`${operationId} ${dotted(path)} (${integerMaximum})`, operationId, path, integerMaximum] as const],
     ),
   );
 
   test('item quantity is bounded on E1 and E3', () => {
     expect(vectors.map(([name]) => name)).toEqual(
-      expect.arrayContaining([expect.stringContaining('createOrderPayment order.items[0].quantity'), expect.stringContaining('createHostappOrderPayment order.items[0].quantity')]),
+      expect.arrayContaining([
+        expect.stringContaining('createOrderPayment order.items[0].quantity'),
+        expect.stringContaining('createHostappOrderPayment order.items[0].quantity'),
+      ]),
     );
   });
 
@@ -101,7 +110,10 @@ describe('array sizes: maxItems passes, maxItems+1 is refused naming the array (
 
   test('order items are bounded on E1 and E3', () => {
     expect(vectors.map(([name]) => name)).toEqual(
-      expect.arrayContaining([expect.stringContaining('createOrderPayment order.items'), expect.stringContaining('createHostappOrderPayment order.items')]),
+      expect.arrayContaining([
+        expect.stringContaining('createOrderPayment order.items'),
+        expect.stringContaining('createHostappOrderPayment order.items'),
+      ]),
     );
   });
 
@@ -114,7 +126,9 @@ describe('array sizes: maxItems passes, maxItems+1 is refused naming the array (
     const atLimit = verdict(operationId, path, list(maxItems));
     expect(atLimit.valid ? 'valid' : atLimit.message, `${maxItems} elements`).toBe('valid');
     const overLimit = verdict(operationId, path, list(maxItems + 1));
-    expect(overLimit.valid ? 'valid' : overLimit.message, `${maxItems + 1} elements`).toBe(`${dotted(path)} must have at most ${maxItems} entries`);
+    expect(overLimit.valid ? 'valid' : overLimit.message, `${maxItems + 1} elements`).toBe(
+      `${dotted(path)} must have at most ${maxItems} entries`,
+    );
   });
 });
 
@@ -129,25 +143,44 @@ describe('money: at most 20 digits, 2 after the point, no exponent, never negati
   const invalid = ['123456789012345678901', '1234567890123456789.01', '1.234', '1e3', '1E3', '-1', '-0.01'];
   const cases = (values: string[]) =>
     ORDER_OPERATIONS.flatMap((operationId) =>
-      [AMOUNT, PRICE].flatMap((path) => values.flatMap((text) => asStringAndNumber(text).map((raw) => [`${operationId} ${dotted(path)} = ${raw}`, operationId, path, raw] as const))),
+      [AMOUNT, PRICE].flatMap((path) =>
+        values.flatMap((text) =>
+          asStringAndNumber(text).map((raw) => [`${operationId} ${dotted(path)} = ${raw}`, operationId, path, raw] as const),
+        ),
+      ),
     );
 
   test.each(cases(valid))('valid: %s', (_name, operationId, path, raw) => expectValid(operationId, path, raw));
   test.each(cases(invalid))('refused: %s', (_name, operationId, path, raw) => expectRefused(operationId, path, raw));
 
-  test.each(ORDER_OPERATIONS.map((operationId) => [operationId]))('%s: a string keeps JSON number grammar (no leading zero, sign or blanks)', (operationId) => {
-    for (const raw of ['"01"', '"+1"', '" 1"', '"1."', '".5"', '""']) expectRefused(operationId, AMOUNT, raw);
-  });
+  test.each(ORDER_OPERATIONS.map((operationId) => [operationId]))(
+    '%s: a string keeps JSON number grammar (no leading zero, sign or blanks)',
+    (operationId) => {
+      for (const raw of ['"01"', '"+1"', '" 1"', '"1."', '".5"', '""']) expectRefused(operationId, AMOUNT, raw);
+    },
+  );
 });
 
 describe('coordinates: latitude -90..90, longitude -180..180, at most 15 decimals (E1 and E3)', () => {
   const vectors: Array<[JsonPath, string[], string[]]> = [
-    [LATITUDE, ['-90', '90', '0', '10.123456789012345', '-89.999999999999999', '90.000000000000000'], ['-90.000000000000001', '90.1', '90.000000000000001', '10.1234567890123456', '1e1', '-91']],
-    [LONGITUDE, ['-180', '180', '106.123456789012345', '-179.999999999999999'], ['-180.000000000000001', '180.1', '106.1234567890123456', '181', '1e2']],
+    [
+      LATITUDE,
+      ['-90', '90', '0', '10.123456789012345', '-89.999999999999999', '90.000000000000000'],
+      ['-90.000000000000001', '90.1', '90.000000000000001', '10.1234567890123456', '1e1', '-91'],
+    ],
+    [
+      LONGITUDE,
+      ['-180', '180', '106.123456789012345', '-179.999999999999999'],
+      ['-180.000000000000001', '180.1', '106.1234567890123456', '181', '1e2'],
+    ],
   ];
   const cases = (pick: 1 | 2) =>
     ORDER_OPERATIONS.flatMap((operationId) =>
-      vectors.flatMap((vector) => vector[pick].flatMap((text) => asStringAndNumber(text).map((raw) => [`${operationId} ${dotted(vector[0])} = ${raw}`, operationId, vector[0], raw] as const))),
+      vectors.flatMap((vector) =>
+        vector[pick].flatMap((text) =>
+          asStringAndNumber(text).map((raw) => [`${operationId} ${dotted(vector[0])} = ${raw}`, operationId, vector[0], raw] as const),
+        ),
+      ),
     );
 
   test.each(cases(1))('valid: %s', (_name, operationId, path, raw) => expectValid(operationId, path, raw));
@@ -178,14 +211,17 @@ describe('every x-decimal field: boundary vectors derived from its rule, as stri
 });
 
 describe('item quantity is a positive integer (E1 and E3)', () => {
-  const cases = ORDER_OPERATIONS.flatMap((operationId) => [
-    [operationId, '1', true],
-    [operationId, '250', true],
-    [operationId, '0', false],
-    [operationId, '-1', false],
-    [operationId, '1.5', false],
-    [operationId, '"1"', false],
-  ] as const);
+  const cases = ORDER_OPERATIONS.flatMap(
+    (operationId) =>
+      [
+        [operationId, '1', true],
+        [operationId, '250', true],
+        [operationId, '0', false],
+        [operationId, '-1', false],
+        [operationId, '1.5', false],
+        [operationId, '"1"', false],
+      ] as const,
+  );
   test.each(cases)('%s quantity %s valid: %s', (operationId, raw, valid) => {
     const path: JsonPath = ['order', 'items', 0, 'quantity'];
     if (valid) expectValid(operationId, path, raw);
@@ -206,8 +242,9 @@ describe('payment_status takes only the contract enum', () => {
 });
 
 describe('items: every field optional on E1, required on E3', () => {
-  const required = resolve<{ allOf: Array<{ required?: string[] }> }>(loadDocument('hostapp'), { $ref: '#/components/schemas/HostappOrderItem' })
-    .allOf.flatMap((branch) => branch.required ?? []);
+  const required = resolve<{ allOf: Array<{ required?: string[] }> }>(loadDocument('hostapp'), {
+    $ref: '#/components/schemas/HostappOrderItem',
+  }).allOf.flatMap((branch) => branch.required ?? []);
 
   test('E3 requires every item field', () => {
     expect(required).toEqual(expect.arrayContaining(['product_name', 'product_sku', 'quantity', 'price', 'discount']));
@@ -216,7 +253,10 @@ describe('items: every field optional on E1, required on E3', () => {
   test.each(required.map((field) => [field]))('without %s: E3 refuses naming it, E1 accepts', (field) => {
     const path: JsonPath = ['order', 'items', 0, field];
     const e3 = withoutAt(baseFor('createHostappOrderPayment', path), path);
-    expect(check(operation('createHostappOrderPayment').validateBody!, e3)).toMatchObject({ valid: false, message: `${dotted(path)} is required` });
+    expect(check(operation('createHostappOrderPayment').validateBody!, e3)).toMatchObject({
+      valid: false,
+      message: `${dotted(path)} is required`,
+    });
     const e1 = withoutAt(baseFor('createOrderPayment', path), path);
     expect(check(operation('createOrderPayment').validateBody!, e1)).toEqual({ valid: true });
   });
@@ -231,8 +271,14 @@ describe('event rules', () => {
 
   test('order_status_update (miniapp to host app) needs order_payment_id and fulfillment_status', () => {
     expect(body('sendMiniappEvent', {})).toEqual({ valid: true });
-    expect(body('sendMiniappEvent', { payload: '{"order_payment_id":"hop_1"}' })).toMatchObject({ valid: false, message: 'payload.fulfillment_status is required' });
-    expect(body('sendMiniappEvent', { payload: '{"fulfillment_status":"shipped"}' })).toMatchObject({ valid: false, message: 'payload.order_payment_id is required' });
+    expect(body('sendMiniappEvent', { payload: '{"order_payment_id":"hop_1"}' })).toMatchObject({
+      valid: false,
+      message: 'payload.fulfillment_status is required',
+    });
+    expect(body('sendMiniappEvent', { payload: '{"fulfillment_status":"shipped"}' })).toMatchObject({
+      valid: false,
+      message: 'payload.order_payment_id is required',
+    });
     expect(body('sendMiniappEvent', { payload: '{"order_payment_id":"hop_1","fulfillment_status":""}' })).toMatchObject({ valid: false });
   });
 
@@ -244,7 +290,10 @@ describe('event rules', () => {
 
   test('a known event type in the wrong direction is refused', () => {
     expect(body('sendHostappEvent', {})).toEqual({ valid: true });
-    const wrongToMiniapp = body('sendHostappEvent', { event_type: '"order_status_update"', payload: '{"order_payment_id":"hop_1","fulfillment_status":"shipped"}' });
+    const wrongToMiniapp = body('sendHostappEvent', {
+      event_type: '"order_status_update"',
+      payload: '{"order_payment_id":"hop_1","fulfillment_status":"shipped"}',
+    });
     expect(wrongToMiniapp.valid).toBe(false);
     expect(wrongToMiniapp.valid ? '' : wrongToMiniapp.message).toBe('event_type must not be order_status_update here');
     const wrongToHostapp = body('sendMiniappEvent', { event_type: '"user_profile_updated"', payload: '{}' });

@@ -236,7 +236,9 @@ describe('contract details the mocks honour', () => {
     const request = validRequest('platform', 'getPaymentStatus');
     const reply = await call('platform', { ...request, headers: { ...request.headers, Prefer: 'code=400, example=orderNotFound' } });
     expect(reply.status).toBe(400);
-    expect(reply.json).toEqual(examplesOf('platform', 'getPaymentStatus', '400').find((example) => example.name === 'orderNotFound')!.value);
+    expect(reply.json).toEqual(
+      examplesOf('platform', 'getPaymentStatus', '400').find((example) => example.name === 'orderNotFound')!.value,
+    );
   });
 
   test('a Prefer the contract cannot satisfy is reported, not guessed', async () => {

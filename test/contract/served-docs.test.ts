@@ -49,7 +49,11 @@ async function openPage(url: string): Promise<{ page: Page; failures: string[] }
 
 async function linksOn(page: Page): Promise<FoundLink[]> {
   return page.locator('a[href]').evaluateAll((anchors) =>
-    anchors.map((anchor) => ({ href: anchor.getAttribute('href') ?? '', url: (anchor as unknown as { href: string }).href, routerLink: anchor.hasAttribute('data-discover') })),
+    anchors.map((anchor) => ({
+      href: anchor.getAttribute('href') ?? '',
+      url: (anchor as unknown as { href: string }).href,
+      routerLink: anchor.hasAttribute('data-discover'),
+    })),
   );
 }
 
@@ -120,7 +124,8 @@ describe('the docs served at /docs/', () => {
         const link = `${origin}/docs/${api}.html${hash}`;
         // The first link of each page is a fresh load (a link followed from elsewhere); the
         // others change the hash of the loaded page, which Redoc routes the same way.
-        if (loaded) await page.evaluate((target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target), hash);
+        if (loaded)
+          await page.evaluate((target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target), hash);
         else await page.goto(link, { waitUntil: 'load' });
         loaded = true;
         const summary = String((operation.node as JsonObject).summary);
@@ -128,10 +133,13 @@ describe('the docs served at /docs/', () => {
         try {
           await heading.waitFor({ state: 'visible', timeout: 20_000 });
           await expect
-            .poll(async () => {
-              const box = await heading.boundingBox();
-              return box !== null && box.y >= 0 && box.y < VIEWPORT.height;
-            }, { timeout: 10_000 })
+            .poll(
+              async () => {
+                const box = await heading.boundingBox();
+                return box !== null && box.y >= 0 && box.y < VIEWPORT.height;
+              },
+              { timeout: 10_000 },
+            )
             .toBe(true);
         } catch {
           missed.push(`${link}: "${summary}" is not in view`);
@@ -149,9 +157,11 @@ describe('the docs served at /docs/', () => {
 
   it('the landing page: the sequence diagrams fit their column', async () => {
     const { page } = await openPage(`${running.platform.url}/docs/`);
-    const sizes = await page.locator('figure.diagram').evaluateAll((figures) =>
-      figures.map((figure) => ({ svg: figure.querySelector('svg')!.getBoundingClientRect().width, column: figure.clientWidth })),
-    );
+    const sizes = await page
+      .locator('figure.diagram')
+      .evaluateAll((figures) =>
+        figures.map((figure) => ({ svg: figure.querySelector('svg')!.getBoundingClientRect().width, column: figure.clientWidth })),
+      );
     await page.close();
     expect(sizes.length).toBeGreaterThan(0);
     expect(sizes.filter((size) => size.svg > size.column)).toEqual([]);

@@ -7,9 +7,15 @@ const platform = loadDocument('platform');
 const errorCode = platform.components.schemas!.ErrorCode as JsonObject & { enum: string[] };
 
 /** Every example value in the three documents (component examples and inline ones). */
-const exampleValues = API_NAMES.flatMap((api) => Object.values(loadDocument(api).components.examples ?? {}).map((example) => example.value));
+const exampleValues = API_NAMES.flatMap((api) =>
+  Object.values(loadDocument(api).components.examples ?? {}).map((example) => example.value),
+);
 const errorCodesInExamples = new Set(
-  exampleValues.flatMap((value) => (value !== null && typeof value === 'object' && typeof (value as JsonObject).error_code === 'string' ? [(value as JsonObject).error_code as string] : [])),
+  exampleValues.flatMap((value) =>
+    value !== null && typeof value === 'object' && typeof (value as JsonObject).error_code === 'string'
+      ? [(value as JsonObject).error_code as string]
+      : [],
+  ),
 );
 
 describe('platform operations', () => {
@@ -58,7 +64,9 @@ describe('the error catalogue', () => {
 });
 
 describe('partner operations answer HTTP 200 in all cases', () => {
-  const partnerOperations = PARTNER_APIS.flatMap((api) => documentedOperations(loadDocument(api)).map((found) => [api, found.operationId, found] as const));
+  const partnerOperations = PARTNER_APIS.flatMap((api) =>
+    documentedOperations(loadDocument(api)).map((found) => [api, found.operationId, found] as const),
+  );
 
   test.each(partnerOperations)('%s %s: only a 200, with invalidRequest and unauthorized examples', (api, _id, found) => {
     const document = loadDocument(api);
@@ -74,7 +82,9 @@ describe('partner operations answer HTTP 200 in all cases', () => {
   });
 
   test('the platform lists every partner operation under webhooks', () => {
-    const webhooks = documentedOperations(platform, 'webhooks').map((found) => found.operationId).sort();
+    const webhooks = documentedOperations(platform, 'webhooks')
+      .map((found) => found.operationId)
+      .sort();
     expect(webhooks).toEqual(partnerOperations.map(([, id]) => id).sort());
   });
 });
@@ -93,7 +103,10 @@ describe('operationIds', () => {
 
 describe('partner documents', () => {
   test.each(PARTNER_APIS.map((api) => [api]))('%s: the server URL is a variable registered in the dashboard', (api) => {
-    const servers = loadDocument(api).servers as Array<{ url: string; variables?: Record<string, { description?: string; default?: string }> }>;
+    const servers = loadDocument(api).servers as Array<{
+      url: string;
+      variables?: Record<string, { description?: string; default?: string }>;
+    }>;
     expect(servers.length).toBeGreaterThan(0);
     const variables = servers.flatMap((server) => Object.entries(server.variables ?? {}));
     expect(variables.length).toBeGreaterThan(0);

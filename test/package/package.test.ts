@@ -64,41 +64,69 @@ afterAll(async () => {
 });
 
 describe('the npm package', () => {
-  it('packs with dist/, installs into a fresh project, type-checks strictly and calls E1 with credentials', async () => {
-    const npmEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
-    await run('npm', ['pack', '--pack-destination', workDir], { cwd: repoRoot, env: npmEnv, timeout: PACK_AND_INSTALL_MS, maxBuffer: 64 * 1024 * 1024 });
-    const tarball = (await readdir(workDir)).find((file) => file.endsWith('.tgz'));
-    expect(tarball).toBeDefined();
-    const listing = (await run('tar', ['-tzf', path.join(workDir, tarball!)], { maxBuffer: 64 * 1024 * 1024 })).stdout.split('\n');
-    expect(listing).toContain('package/dist/src/index.js');
-    expect(listing).toContain('package/dist/src/index.d.ts');
+  it(
+    'packs with dist/, installs into a fresh project, type-checks strictly and calls E1 with credentials',
+    async () => {
+      const npmEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+      await run('npm', ['pack', '--pack-destination', workDir], {
+        cwd: repoRoot,
+        env: npmEnv,
+        timeout: PACK_AND_INSTALL_MS,
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      const tarball = (await readdir(workDir)).find((file) => file.endsWith('.tgz'));
+      expect(tarball).toBeDefined();
+      const listing = (await run('tar', ['-tzf', path.join(workDir, tarball!)], { maxBuffer: 64 * 1024 * 1024 })).stdout.split('\n');
+      expect(listing).toContain('package/dist/src/index.js');
+      expect(listing).toContain('package/dist/src/index.d.ts');
 
-    await writeFile(path.join(consumerDir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
-    await writeFile(
-      path.join(consumerDir, 'tsconfig.json'),
-      JSON.stringify(
-        {
-          compilerOptions: { strict: true, skipLibCheck: false, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', resolveJsonModule: true, outDir: 'out' },
-          files: ['consumer.ts'],
-        },
-        null,
-        2,
-      ),
-    );
-    await writeFile(path.join(consumerDir, 'consumer.ts'), consumerSource);
-    await run('npm', ['install', '--prefer-offline', '--no-save', path.join(workDir, tarball!)], { cwd: consumerDir, env: npmEnv, timeout: PACK_AND_INSTALL_MS, maxBuffer: 64 * 1024 * 1024 });
+      await writeFile(path.join(consumerDir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
+      await writeFile(
+        path.join(consumerDir, 'tsconfig.json'),
+        JSON.stringify(
+          {
+            compilerOptions: {
+              strict: true,
+              skipLibCheck: false,
+              target: 'ES2022',
+              module: 'NodeNext',
+              moduleResolution: 'NodeNext',
+              resolveJsonModule: true,
+              outDir: 'out',
+            },
+            files: ['consumer.ts'],
+          },
+          null,
+          2,
+        ),
+      );
+      await writeFile(path.join(consumerDir, 'consumer.ts'), consumerSource);
+      await run('npm', ['install', '--prefer-offline', '--no-save', path.join(workDir, tarball!)], {
+        cwd: consumerDir,
+        env: npmEnv,
+        timeout: PACK_AND_INSTALL_MS,
+        maxBuffer: 64 * 1024 * 1024,
+      });
 
-    // The repository's TypeScript, on the consumer's project: the package's .d.ts must stand on
-    // the package's own dependencies.
-    const tsc = await run(path.join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: consumerDir, timeout: 300_000 }).catch(
-      (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }),
-    );
-    expect(tsc.stdout).toBe('');
+      // The repository's TypeScript, on the consumer's project: the package's .d.ts must stand on
+      // the package's own dependencies.
+      const tsc = await run(path.join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], {
+        cwd: consumerDir,
+        timeout: 300_000,
+      }).catch((error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }));
+      expect(tsc.stdout).toBe('');
 
-    const { stdout } = await run(process.execPath, [path.join('out', 'consumer.js'), mock.url], { cwd: consumerDir, timeout: 120_000 });
-    const result = JSON.parse(stdout) as Record<string, unknown>;
-    expect(result).toMatchObject({ status: 200, violations: null, contractTitle: 'Minibridge Platform API', sdkProtocol: expect.any(String) });
-    expect(result.orderPaymentId).toEqual(expect.any(String));
-    expect(String(result.sdkBrowserFile)).toMatch(/node_modules\/minibridge\/generated\/sdk\/minibridge-sdk\.js$/);
-  }, PACK_AND_INSTALL_MS * 2);
+      const { stdout } = await run(process.execPath, [path.join('out', 'consumer.js'), mock.url], { cwd: consumerDir, timeout: 120_000 });
+      const result = JSON.parse(stdout) as Record<string, unknown>;
+      expect(result).toMatchObject({
+        status: 200,
+        violations: null,
+        contractTitle: 'Minibridge Platform API',
+        sdkProtocol: expect.any(String),
+      });
+      expect(result.orderPaymentId).toEqual(expect.any(String));
+      expect(String(result.sdkBrowserFile)).toMatch(/node_modules\/minibridge\/generated\/sdk\/minibridge-sdk\.js$/);
+    },
+    PACK_AND_INSTALL_MS * 2,
+  );
 });

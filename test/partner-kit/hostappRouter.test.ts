@@ -9,7 +9,7 @@ import {
   type HostappHandlers,
   type HostappRouterOptions,
   type RequestContext,
-} from '../../src/partner-kit/index.js';
+} from '../../src/shipped/partner-kit/index.js';
 import { recordingLogger, send, servePerTest } from './support.js';
 
 const clientId = 'ha_kit';
@@ -17,7 +17,8 @@ const secretKey = 'kit-host-secret';
 const token = prefixedAuthorization('Token', clientId, secretKey);
 const order = '{"app_id":"ma_kit","order":{"currency":"VND","amount":125000,"miniapp_order_id":"ORD-1"}}';
 const statusQuery = '{"app_id":"ma_kit","client_id":"ha_kit","order_payment_id":"hop_1"}';
-const event = '{"app_id":"ma_kit","client_id":"ha_kit","event_type":"order_status_update","payload":{"order_payment_id":"hop_1","fulfillment_status":"shipped"}}';
+const event =
+  '{"app_id":"ma_kit","client_id":"ha_kit","event_type":"order_status_update","payload":{"order_payment_id":"hop_1","fulfillment_status":"shipped"}}';
 
 const serve = servePerTest();
 
@@ -47,8 +48,14 @@ describe('createHostappRouter: Authorization', () => {
 
   it('refuses wrong credentials and a wrong prefix', async () => {
     const url = await start();
-    const wrongSecret = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: prefixedAuthorization('Token', clientId, 'nope-nope') } });
-    const wrongPrefix = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: prefixedAuthorization('Basic', clientId, secretKey) } });
+    const wrongSecret = await send(`${url}/create-order-payment`, {
+      body: order,
+      headers: { authorization: prefixedAuthorization('Token', clientId, 'nope-nope') },
+    });
+    const wrongPrefix = await send(`${url}/create-order-payment`, {
+      body: order,
+      headers: { authorization: prefixedAuthorization('Basic', clientId, secretKey) },
+    });
     expect(wrongSecret.body).toEqual({ error_code: 'UNAUTHORIZED' });
     expect(wrongPrefix.body).toEqual({ error_code: 'UNAUTHORIZED' });
   });
@@ -79,7 +86,10 @@ describe('createHostappRouter: Authorization', () => {
       }),
     });
     const user = 'Nguyễn Văn A 100%';
-    const encoded = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, 'x-user-id': encodeUserIdHeader(user) } });
+    const encoded = await send(`${url}/create-order-payment`, {
+      body: order,
+      headers: { authorization: token, 'x-user-id': encodeUserIdHeader(user) },
+    });
     expect(encoded.body).toEqual({ order_payment_id: 'hop_1' });
     expect(seen).toEqual([user]);
     for (const header of ['100%', '%e1', '%FF']) {
@@ -92,7 +102,10 @@ describe('createHostappRouter: Authorization', () => {
   it('uses the configured token prefix', async () => {
     const url = await start({ tokenPrefix: 'Bearer' });
     const withDefault = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token } });
-    const withBearer = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: prefixedAuthorization('Bearer', clientId, secretKey) } });
+    const withBearer = await send(`${url}/create-order-payment`, {
+      body: order,
+      headers: { authorization: prefixedAuthorization('Bearer', clientId, secretKey) },
+    });
     expect(withDefault.body).toEqual({ error_code: 'UNAUTHORIZED' });
     expect(withBearer.body).toEqual({ order_payment_id: 'hop_1' });
   });
@@ -120,7 +133,10 @@ describe('createHostappRouter: Authorization', () => {
 
   it('never accepts a user access token on E7, whose security is the client credentials only', async () => {
     const url = await start({ acceptUserAccessToken: () => true });
-    const answer = await send(`${url}/events`, { body: event, headers: { authorization: 'Token anything', 'x-minibridge-event-id': 'evt_1' } });
+    const answer = await send(`${url}/events`, {
+      body: event,
+      headers: { authorization: 'Token anything', 'x-minibridge-event-id': 'evt_1' },
+    });
     expect(answer.body).toEqual({ error_code: 'UNAUTHORIZED' });
   });
 
@@ -142,21 +158,30 @@ describe('createHostappRouter: request signing', () => {
 
   it('accepts a valid signature over the raw body, from any active secret', async () => {
     const url = await start({ signingSecrets: ['kit-signing-secret-old', 'kit-signing-secret-new'] });
-    const answer = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signRequest(order, ['kit-signing-secret-new']) } });
+    const answer = await send(`${url}/create-order-payment`, {
+      body: order,
+      headers: { authorization: token, ...signRequest(order, ['kit-signing-secret-new']) },
+    });
     expect(answer.body).toEqual({ order_payment_id: 'hop_1' });
   });
 
   it('refuses a signature over other bytes (the same JSON re-serialized)', async () => {
     const url = await start({ signingSecrets });
     const reformatted = JSON.stringify(JSON.parse(order), null, 1);
-    const answer = await send(`${url}/create-order-payment`, { body: reformatted, headers: { authorization: token, ...signRequest(order, signingSecrets) } });
+    const answer = await send(`${url}/create-order-payment`, {
+      body: reformatted,
+      headers: { authorization: token, ...signRequest(order, signingSecrets) },
+    });
     expect(answer.body).toEqual({ error_code: 'UNAUTHORIZED' });
   });
 
   it('refuses a stale timestamp', async () => {
     const url = await start({ signingSecrets });
     const tenMinutesAgo = Math.floor(Date.now() / 1000) - 600;
-    const answer = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signRequest(order, signingSecrets, { nowSeconds: tenMinutesAgo }) } });
+    const answer = await send(`${url}/create-order-payment`, {
+      body: order,
+      headers: { authorization: token, ...signRequest(order, signingSecrets, { nowSeconds: tenMinutesAgo }) },
+    });
     expect(answer.body).toEqual({ error_code: 'UNAUTHORIZED' });
   });
 
@@ -177,14 +202,19 @@ describe('createHostappRouter: request signing', () => {
     const first = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signed } });
     expect(first.body).toEqual({ order_payment_id: 'hop_1' });
     for (const replay of [legacyOnly, standardOnly]) {
-      expect((await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...replay } })).body).toEqual({ error_code: 'UNAUTHORIZED' });
+      expect((await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...replay } })).body).toEqual({
+        error_code: 'UNAUTHORIZED',
+      });
     }
   });
 
   it('verifies a GET request from its raw query string', async () => {
     const url = await start({ signingSecrets });
     const query = 'app_id=ma_kit&client_id=ha_kit&order_payment_id=hop%201';
-    const good = await send(`${url}/get-payment-status?${query}`, { method: 'GET', headers: { authorization: token, ...signRequest(query, signingSecrets) } });
+    const good = await send(`${url}/get-payment-status?${query}`, {
+      method: 'GET',
+      headers: { authorization: token, ...signRequest(query, signingSecrets) },
+    });
     const otherQuery = await send(`${url}/get-payment-status?${query.replace('hop%201', 'hop%202')}`, {
       method: 'GET',
       headers: { authorization: token, ...signRequest(query, signingSecrets) },
@@ -229,7 +259,9 @@ describe('createHostappRouter: validation and answers', () => {
     });
     const answer = await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token } });
     expect(answer).toMatchObject({ status: 200, body: { error_code: 'UNKNOWN_ERROR' } });
-    expect(logger.lines).toEqual([expect.objectContaining({ level: 'error', message: expect.stringContaining('createHostappOrderPayment handler failed') })]);
+    expect(logger.lines).toEqual([
+      expect.objectContaining({ level: 'error', message: expect.stringContaining('createHostappOrderPayment handler failed') }),
+    ]);
   });
 
   it('answers UNKNOWN_ERROR with a clear log line when the handler answers a body that breaks the contract', async () => {
@@ -242,7 +274,12 @@ describe('createHostappRouter: validation and answers', () => {
     });
     const answer = await send(`${url}/get-payment-status`, { body: statusQuery, headers: { authorization: token } });
     expect(answer.body).toEqual({ error_code: 'UNKNOWN_ERROR' });
-    expect(logger.lines[0]).toMatchObject({ level: 'error', message: expect.stringMatching(/getHostappPaymentStatus handler answered a body that breaks the contract \(payment_status must be one of/) });
+    expect(logger.lines[0]).toMatchObject({
+      level: 'error',
+      message: expect.stringMatching(
+        /getHostappPaymentStatus handler answered a body that breaks the contract \(payment_status must be one of/,
+      ),
+    });
   });
 
   it('refuses an E3 answer with neither order_payment_id nor error_code', async () => {
@@ -275,7 +312,9 @@ describe('createHostappRouter: validation and answers', () => {
     expect(isLosslessNumber(amount)).toBe(true);
     expect(decimalText(amount)).toBe('12345678901234567890');
     expect(subtotal).toBe('12345678901234567.80');
-    expect(answer.text).toBe('{"order_payment_id":"hop_big","custom_attributes":{"charged":12345678901234567890,"subtotal":"12345678901234567.80"}}');
+    expect(answer.text).toBe(
+      '{"order_payment_id":"hop_big","custom_attributes":{"charged":12345678901234567890,"subtotal":"12345678901234567.80"}}',
+    );
   });
 
   it('serves the GET variant of E4 with the query as the handler input', async () => {
@@ -285,9 +324,18 @@ describe('createHostappRouter: validation and answers', () => {
       payment_fail_reason: `asked by ${ctx.operationId}`,
     }));
     const url = await start({ handlers: handlers({ getPaymentStatus }) });
-    const answer = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit&order_payment_id=hop_7`, { method: 'GET', headers: { authorization: token } });
-    const missing = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit`, { method: 'GET', headers: { authorization: token } });
-    const twice = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit&order_payment_id=a&order_payment_id=b`, { method: 'GET', headers: { authorization: token } });
+    const answer = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit&order_payment_id=hop_7`, {
+      method: 'GET',
+      headers: { authorization: token },
+    });
+    const missing = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit`, {
+      method: 'GET',
+      headers: { authorization: token },
+    });
+    const twice = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit&order_payment_id=a&order_payment_id=b`, {
+      method: 'GET',
+      headers: { authorization: token },
+    });
     expect(answer.body).toEqual({
       app_id: 'ma_kit',
       client_id: 'ha_kit',
@@ -299,16 +347,24 @@ describe('createHostappRouter: validation and answers', () => {
     expect(twice.body).toEqual({ error_code: 'INVALID_REQUEST' });
     // As in bodies (ADR 0015): no repeated name, no __proto__, whether the contract declares the name or not.
     for (const extra of ['x=1&x=2', '__proto__=1', '%5F_proto__=1']) {
-      const hostile = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit&order_payment_id=hop_7&${extra}`, { method: 'GET', headers: { authorization: token } });
+      const hostile = await send(`${url}/get-payment-status?app_id=ma_kit&client_id=ha_kit&order_payment_id=hop_7&${extra}`, {
+        method: 'GET',
+        headers: { authorization: token },
+      });
       expect(hostile.body, extra).toEqual({ error_code: 'INVALID_REQUEST' });
     }
     expect(getPaymentStatus).toHaveBeenCalledTimes(1);
   });
 
   it('mounts operations at the registered paths given in `paths`', async () => {
-    const url = await start({ paths: { createOrderPayment: '/minibridge/e3', getPaymentStatus: '/minibridge/e4', events: '/minibridge/e7' } });
+    const url = await start({
+      paths: { createOrderPayment: '/minibridge/e3', getPaymentStatus: '/minibridge/e4', events: '/minibridge/e7' },
+    });
     const e3 = await send(`${url}/minibridge/e3`, { body: order, headers: { authorization: token } });
-    const e4 = await send(`${url}/minibridge/e4?app_id=a&client_id=c&order_payment_id=o`, { method: 'GET', headers: { authorization: token } });
+    const e4 = await send(`${url}/minibridge/e4?app_id=a&client_id=c&order_payment_id=o`, {
+      method: 'GET',
+      headers: { authorization: token },
+    });
     const e7 = await send(`${url}/minibridge/e7`, { body: event, headers: { authorization: token, 'x-minibridge-event-id': 'evt_9' } });
     const old = await fetch(`${url}/create-order-payment`, { method: 'POST', body: order, headers: { authorization: token } });
     expect(e3.body).toEqual({ order_payment_id: 'hop_1' });

@@ -7,15 +7,20 @@ import {
   type DeliveryContext,
   type MiniappHandlers,
   type MiniappRouterOptions,
-} from '../../src/partner-kit/index.js';
+} from '../../src/shipped/partner-kit/index.js';
 import { recordingLogger, send, servePerTest } from './support.js';
 
 const appId = 'ma_kit';
 const secretKey = 'kit-mini-secret';
 const basic = basicAuthorization(appId, secretKey);
-const completion = '{"miniapp_order_id":"ORD-1","hostapp_order_payment_id":"hop_1","hostapp_client_id":"ha_kit","payment_status":"paid","custom_attributes":{"fee":0.10}}';
+const completion =
+  '{"miniapp_order_id":"ORD-1","hostapp_order_payment_id":"hop_1","hostapp_client_id":"ha_kit","payment_status":"paid","custom_attributes":{"fee":0.10}}';
 const event = '{"app_id":"ma_kit","client_id":"ha_kit","event_type":"user_profile_updated","payload":{"user_id":"u_1"}}';
-const delivery = (eventId: string, attempt = 1) => ({ authorization: basic, 'x-minibridge-event-id': eventId, 'x-minibridge-delivery-attempt': String(attempt) });
+const delivery = (eventId: string, attempt = 1) => ({
+  authorization: basic,
+  'x-minibridge-event-id': eventId,
+  'x-minibridge-delivery-attempt': String(attempt),
+});
 
 const serve = servePerTest();
 
@@ -34,8 +39,14 @@ async function start(options: Partial<MiniappRouterOptions> = {}): Promise<strin
 describe('createMiniappRouter', () => {
   it('requires Basic base64(app_id:secret_key)', async () => {
     const url = await start();
-    const missing = await send(`${url}/complete-order`, { body: completion, headers: { 'x-minibridge-event-id': 'evt_1', 'x-minibridge-delivery-attempt': '1' } });
-    const wrong = await send(`${url}/complete-order`, { body: completion, headers: { ...delivery('evt_1'), authorization: basicAuthorization(appId, 'not-the-secret') } });
+    const missing = await send(`${url}/complete-order`, {
+      body: completion,
+      headers: { 'x-minibridge-event-id': 'evt_1', 'x-minibridge-delivery-attempt': '1' },
+    });
+    const wrong = await send(`${url}/complete-order`, {
+      body: completion,
+      headers: { ...delivery('evt_1'), authorization: basicAuthorization(appId, 'not-the-secret') },
+    });
     const right = await send(`${url}/complete-order`, { body: completion, headers: delivery('evt_1') });
     expect([missing.status, wrong.status, right.status]).toEqual([200, 200, 200]);
     expect(missing.body).toEqual({ error_code: 'UNAUTHORIZED' });
@@ -60,7 +71,10 @@ describe('createMiniappRouter', () => {
   it('answers invalid callbacks and events with the contract codes', async () => {
     const url = await start();
     const badStatus = await send(`${url}/complete-order`, { body: completion.replace('"paid"', '"refunded"'), headers: delivery('evt_2') });
-    const noAttempt = await send(`${url}/complete-order`, { body: completion, headers: { authorization: basic, 'x-minibridge-event-id': 'evt_3' } });
+    const noAttempt = await send(`${url}/complete-order`, {
+      body: completion,
+      headers: { authorization: basic, 'x-minibridge-event-id': 'evt_3' },
+    });
     const badEvent = await send(`${url}/events`, { body: '{"app_id":"ma_kit"}', headers: delivery('evt_4') });
     expect(badStatus.body).toEqual({ error_code: 'INVALID_REQUEST' });
     expect(noAttempt.body).toEqual({ error_code: 'INVALID_REQUEST' });
@@ -95,7 +109,9 @@ describe('createMiniappRouter', () => {
       return { code: 'SUCCESS' };
     });
     const url = await start({ handlers: handlers({ receiveOrderCompletion }) });
-    const answers = await Promise.all([1, 2, 3].map((attempt) => send(`${url}/complete-order`, { body: completion, headers: delivery('evt_race', attempt) })));
+    const answers = await Promise.all(
+      [1, 2, 3].map((attempt) => send(`${url}/complete-order`, { body: completion, headers: delivery('evt_race', attempt) })),
+    );
     expect(answers.map((answer) => answer.body)).toEqual([{ code: 'SUCCESS' }, { code: 'SUCCESS' }, { code: 'SUCCESS' }]);
     expect(receiveOrderCompletion).toHaveBeenCalledTimes(1);
   });
@@ -130,8 +146,12 @@ describe('createMiniappRouter', () => {
   it('uses a given AnswerStore, shared between routers (instances)', async () => {
     const store = new MemoryAnswerStore();
     const receiveOrderCompletion = vi.fn(() => ({ code: 'SUCCESS' }));
-    const first = await serve(createMiniappRouter({ appId, secretKey, idempotency: store, handlers: handlers({ receiveOrderCompletion }) }));
-    const second = await serve(createMiniappRouter({ appId, secretKey, idempotency: store, handlers: handlers({ receiveOrderCompletion }) }));
+    const first = await serve(
+      createMiniappRouter({ appId, secretKey, idempotency: store, handlers: handlers({ receiveOrderCompletion }) }),
+    );
+    const second = await serve(
+      createMiniappRouter({ appId, secretKey, idempotency: store, handlers: handlers({ receiveOrderCompletion }) }),
+    );
     await send(`${first}/complete-order`, { body: completion, headers: delivery('evt_shared', 1) });
     const again = await send(`${second}/complete-order`, { body: completion, headers: delivery('evt_shared', 2) });
     expect(again.body).toEqual({ code: 'SUCCESS' });
@@ -168,7 +188,10 @@ describe('createMiniappRouter', () => {
     const signingSecrets = ['kit-mini-signing-1'];
     const url = await start({ signingSecrets });
     const unsigned = await send(`${url}/complete-order`, { body: completion, headers: delivery('evt_s1') });
-    const signed = await send(`${url}/complete-order`, { body: completion, headers: { ...delivery('evt_s2'), ...signRequest(completion, signingSecrets) } });
+    const signed = await send(`${url}/complete-order`, {
+      body: completion,
+      headers: { ...delivery('evt_s2'), ...signRequest(completion, signingSecrets) },
+    });
     expect(unsigned.body).toEqual({ error_code: 'UNAUTHORIZED' });
     expect(signed.body).toEqual({ code: 'SUCCESS' });
   });

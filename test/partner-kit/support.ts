@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express, { type Router } from 'express';
 import { afterEach } from 'vitest';
 import { parseLossless } from '../../src/contract/json.js';
-import type { PartnerKitLogger } from '../../src/partner-kit/index.js';
+import type { PartnerKitLogger } from '../../src/shipped/partner-kit/index.js';
 
 export interface Served {
   url: string;
@@ -51,7 +51,12 @@ export async function send(url: string, init: { method?: string; headers?: Recor
     body: init.body,
   });
   const text = await response.text();
-  return { status: response.status, contentType: response.headers.get('content-type'), text, body: parseLossless(text) as Record<string, unknown> };
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    text,
+    body: parseLossless(text) as Record<string, unknown>,
+  };
 }
 
 /** A logger that keeps what it was told, so tests can see the log line a failure leaves. */

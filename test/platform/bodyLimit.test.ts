@@ -7,7 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { operation } from '../../src/contract/operations.js';
-import { BODY_LIMIT_BYTES, DISCARD_LIMIT_BYTES } from '../../src/http/rawBody.js';
+import { BODY_LIMIT_BYTES, DISCARD_LIMIT_BYTES } from '../../src/wire/rawBody.js';
 import { e1Body, PlatformHarness } from '../support/platformHarness.js';
 
 const harness = new PlatformHarness();
@@ -51,7 +51,15 @@ function open(): Promise<Socket> {
 }
 
 function head(lines: string[]): string {
-  return [`POST ${PATH} HTTP/1.1`, `Host: localhost`, `Authorization: ${harness.miniappAuth()}`, 'Content-Type: application/json', ...lines, '', ''].join('\r\n');
+  return [
+    `POST ${PATH} HTTP/1.1`,
+    `Host: localhost`,
+    `Authorization: ${harness.miniappAuth()}`,
+    'Content-Type: application/json',
+    ...lines,
+    '',
+    '',
+  ].join('\r\n');
 }
 
 /** Writes all of `bytes`, waiting for the socket to drain as a client that does not read would. */

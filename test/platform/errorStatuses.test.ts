@@ -3,18 +3,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadDocument, resolve } from '../../src/contract/documents.js';
 import { contractOperations, type OperationContract } from '../../src/contract/operations.js';
-import { documentedError, invalidInputCode, type ErrorCode } from '../../src/http/apiError.js';
-import { handlers } from '../../src/operations/index.js';
-import type { PlatformOperationId } from '../../src/operations/handler.js';
+import { documentedError, invalidInputCode, type ErrorCode } from '../../src/contract/errors.js';
+import { handlers } from '../../src/platform/operations/index.js';
+import type { PlatformOperationId } from '../../src/platform/operations/handler.js';
 import { ADMIN_TOKEN, PlatformHarness } from '../support/platformHarness.js';
 
 /**
  * An error code an operation does not document must never reach the wire under a status the
  * operation does not list (ADR 0020). For every platform operation this collects every error
  * code the code can raise and checks the contract documents it on that operation:
- * - the pipeline's codes (src/http/operationRoutes.ts, rawBody.ts, auth/), by what the
+ * - the pipeline's codes (src/platform/http/operationRoutes.ts, rawBody.ts, auth/), by what the
  *   operation has: a body, parameters, a caller or the admin token;
- * - the handler's codes: every ErrorCode literal in src/operations/<operationId>.ts and the
+ * - the handler's codes: every ErrorCode literal in src/platform/operations/<operationId>.ts and the
  *   src/ modules it imports, transitively (an over-approximation: a code a shared module raises
  *   for another operation must be documented here too, or moved out of the shared path).
  */
@@ -22,7 +22,7 @@ const catalogue = new Set(resolve<{ enum: ErrorCode[] }>(loadDocument('platform'
 const srcDir = path.resolve(import.meta.dirname, '../../src');
 const platformOperations = [...contractOperations().values()].filter((op) => op.api === 'platform');
 
-/** The .ts files under src/ that `file` imports, transitively, src/http/ excluded (its codes are the pipeline's). */
+/** The .ts files under src/ that `file` imports, transitively, src/platform/http/ excluded (its codes are the pipeline's). */
 function importClosure(file: string, seen = new Set<string>()): Set<string> {
   if (seen.has(file)) return seen;
   seen.add(file);
@@ -36,7 +36,8 @@ function importClosure(file: string, seen = new Set<string>()): Set<string> {
 function handlerCodes(operationId: string): Set<ErrorCode> {
   const codes = new Set<ErrorCode>();
   for (const file of importClosure(path.join(srcDir, 'operations', `${operationId}.ts`))) {
-    for (const [, literal] of readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z_]+)'/g)) if (catalogue.has(literal as ErrorCode)) codes.add(literal as ErrorCode);
+    for (const [, literal] of readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z_]+)'/g))
+      if (catalogue.has(literal as ErrorCode)) codes.add(literal as ErrorCode);
   }
   return codes;
 }
@@ -46,13 +47,16 @@ function pipelineCodes(op: OperationContract): Set<ErrorCode> {
   if (op.validateBody) for (const code of [invalidInputCode(op), 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'] as const) codes.add(code);
   if (op.parameters.length > 0) codes.add(invalidInputCode(op));
   const admin = op.security.some((scheme) => 'adminToken' in scheme);
-  if (handlers[op.operationId as PlatformOperationId].caller || admin) for (const code of ['UNAUTHORIZED', 'RATE_LIMITED'] as const) codes.add(code);
+  if (handlers[op.operationId as PlatformOperationId].caller || admin)
+    for (const code of ['UNAUTHORIZED', 'RATE_LIMITED'] as const) codes.add(code);
   return codes;
 }
 
 test('there are platform operations, and the scan finds the codes handlers are known to raise', () => {
   expect(platformOperations.length).toBeGreaterThan(8);
-  expect(handlerCodes('completeOrder')).toEqual(new Set(['ORDER_NOT_FOUND', 'PAYMENT_STATUS_CONFLICT', 'UNAUTHORIZED', 'PAYMENT_DISABLED']));
+  expect(handlerCodes('completeOrder')).toEqual(
+    new Set(['ORDER_NOT_FOUND', 'PAYMENT_STATUS_CONFLICT', 'UNAUTHORIZED', 'PAYMENT_DISABLED']),
+  );
   expect(handlerCodes('getDelivery')).toContain('NOT_FOUND');
   expect([...handlerCodes('sendHostappEvent')]).toEqual(expect.arrayContaining(['EVENT_RECEIVER_DISABLED', 'EVENT_DELIVERY_FAILED']));
 });
@@ -69,16 +73,23 @@ describe('every error code an operation can raise is documented on it, with its 
     expect(documentedError(code, op)).toEqual({ status, code });
   });
 
-  test.each(platformOperations.map((op) => [op.operationId, op] as const))('%s documents UNKNOWN_ERROR, the answer for anything unforeseen', (_operationId, op) => {
-    expect(op.errorStatus.get('UNKNOWN_ERROR')).toBeDefined();
-  });
+  test.each(platformOperations.map((op) => [op.operationId, op] as const))(
+    '%s documents UNKNOWN_ERROR, the answer for anything unforeseen',
+    (_operationId, op) => {
+      expect(op.errorStatus.get('UNKNOWN_ERROR')).toBeDefined();
+    },
+  );
 });
 
 describe('an undocumented code never goes out under a guessed status', () => {
   const getDelivery = contractOperations().get('getDelivery')!;
 
   test('it goes out as the operation’s documented UNKNOWN_ERROR, naming what was raised', () => {
-    expect(documentedError('IDEMPOTENCY_CONFLICT', getDelivery)).toEqual({ status: 503, code: 'UNKNOWN_ERROR', undocumented: 'IDEMPOTENCY_CONFLICT' });
+    expect(documentedError('IDEMPOTENCY_CONFLICT', getDelivery)).toEqual({
+      status: 503,
+      code: 'UNKNOWN_ERROR',
+      undocumented: 'IDEMPOTENCY_CONFLICT',
+    });
     const createOrderPayment = contractOperations().get('createOrderPayment')!;
     expect(documentedError('NOT_FOUND', createOrderPayment)).toEqual({ status: 400, code: 'UNKNOWN_ERROR', undocumented: 'NOT_FOUND' });
   });

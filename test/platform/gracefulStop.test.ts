@@ -45,7 +45,15 @@ test('stop closes idle connections at once and answers the request in flight bef
     const busyClosed = closed(busy);
     const body = JSON.stringify(e1Body());
     busy.write(
-      [`POST ${operation('createOrderPayment').path} HTTP/1.1`, 'Host: localhost', `Authorization: ${harness.miniappAuth()}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n'),
+      [
+        `POST ${operation('createOrderPayment').path} HTTP/1.1`,
+        'Host: localhost',
+        `Authorization: ${harness.miniappAuth()}`,
+        'Content-Type: application/json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n'),
     );
     await e3Arrived;
 

@@ -25,7 +25,8 @@ beforeAll(async () => {
     { level: 'debug' },
     new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as { level: number; msg: string });
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean))
+          logLines.push(JSON.parse(line) as { level: number; msg: string });
         done();
       },
     }),
@@ -90,11 +91,24 @@ function expectContractError(answer: RawAnswer, status: number, code: string): v
   expect(Object.keys(body).sort()).toEqual(['error_code', 'error_message']);
 }
 
-const start = (lines: string[]) => [`POST ${PATH} HTTP/1.1`, 'Host: localhost', `Authorization: ${harness.miniappAuth()}`, 'Content-Type: application/json', ...lines, '', ''].join('\r\n');
+const start = (lines: string[]) =>
+  [
+    `POST ${PATH} HTTP/1.1`,
+    'Host: localhost',
+    `Authorization: ${harness.miniappAuth()}`,
+    'Content-Type: application/json',
+    ...lines,
+    '',
+    '',
+  ].join('\r\n');
 
 describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
   test('an Expect other than 100-continue: 417 with the contract body, not an empty one', async () => {
-    expectContractError(await exchange([start(['Expect: 200-ok', 'Content-Length: 2', 'Connection: close']) + '{}']), 417, 'INVALID_REQUEST');
+    expectContractError(
+      await exchange([start(['Expect: 200-ok', 'Content-Length: 2', 'Connection: close']) + '{}']),
+      417,
+      'INVALID_REQUEST',
+    );
   });
 
   test('OPTIONS on an operation path: 405 with the contract body and Allow, not Express text/plain', async () => {
@@ -142,7 +156,8 @@ describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
       socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
       const answered = async (count: number) => {
         const deadline = Date.now() + WAIT_MS;
-        while ((received.match(/HTTP\/1\.1 /g) ?? []).length < count && Date.now() < deadline && !socket.destroyed) await new Promise((resolve) => setTimeout(resolve, 20));
+        while ((received.match(/HTTP\/1\.1 /g) ?? []).length < count && Date.now() < deadline && !socket.destroyed)
+          await new Promise((resolve) => setTimeout(resolve, 20));
       };
       socket.write(request);
       await answered(1);
@@ -160,7 +175,8 @@ describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
     const body = JSON.stringify(e1Body());
     await exchangeThenClose([start([`Content-Length: ${Buffer.byteLength(body) + 100}`]), body.slice(0, 20)]);
     const deadline = Date.now() + WAIT_MS;
-    while (!logLines.slice(before).some((line) => /aborted/.test(line.msg)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!logLines.slice(before).some((line) => /aborted/.test(line.msg)) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const lines = logLines.slice(before);
     expect(lines.some((line) => /aborted/.test(line.msg) && line.level <= 30)).toBe(true);
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);

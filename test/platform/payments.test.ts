@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { signRequest } from '../../src/auth/signing.js';
+import { signRequest } from '../../src/wire/signing.js';
 import { loadDocument } from '../../src/contract/documents.js';
 import type { Received } from '../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
-import { decodeUserIdHeader, encodeUserIdHeader } from '../../src/partners/userIdHeader.js';
-import { basicAuthorization } from '../../src/auth/credentials.js';
+import { decodeUserIdHeader, encodeUserIdHeader } from '../../src/wire/userIdHeader.js';
+import { basicAuthorization } from '../../src/wire/credentials.js';
 
 const SIGNED = { id: 'ma_signed', secret: 'signed-secret-1', signing: ['signing-secret-old', 'signing-secret-new'] };
 const seen = new Set<string>();
@@ -36,7 +36,11 @@ beforeAll(async () => {
   harness.hostapp.on('/create-order-payment', hostappE3).on('/get-payment-status', hostappE4).on('/events', { host_received: true });
   harness.miniapp
     .on('/complete-order', { code: 'SUCCESS' })
-    .on('/events', (_request: Received, res: ServerResponse) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"miniapp_received":true,"amount":12345678901234567890}'));
+    .on(
+      '/events',
+      (_request: Received, res: ServerResponse) =>
+        void res.writeHead(200, { 'content-type': 'application/json' }).end('{"miniapp_received":true,"amount":12345678901234567890}'),
+    );
   await harness.start({
     registry: (registry) => {
       const features = { payments: true, event_bridge: true, event_receiver: true };
@@ -45,7 +49,13 @@ beforeAll(async () => {
         { app_id: 'ma_unlinked', secret_key: 'unlinked-secret-1', hostapps: [], features },
         { app_id: 'ma_elsewhere', secret_key: 'elsewhere-secret', hostapps: [HOSTAPP.id], features, allowed_ips: ['10.0.0.0/8'] },
         { app_id: 'ma_local', secret_key: 'local-secret-1', hostapps: [HOSTAPP.id], features, allowed_ips: ['127.0.0.1/32', '::1'] },
-        { app_id: SIGNED.id, secret_key: SIGNED.secret, hostapps: [HOSTAPP.id], features, signing: { enabled: true, secrets: SIGNED.signing } },
+        {
+          app_id: SIGNED.id,
+          secret_key: SIGNED.secret,
+          hostapps: [HOSTAPP.id],
+          features,
+          signing: { enabled: true, secrets: SIGNED.signing },
+        },
         { app_id: 'ma_deaf', secret_key: 'deaf-secret-1', hostapps: [HOSTAPP.id], features: { ...features, event_receiver: false } },
         { app_id: 'ma_quiet', secret_key: 'quiet-secret-1', hostapps: [HOSTAPP.id], features: { ...features, event_bridge: false } },
       );
@@ -75,7 +85,12 @@ describe('payment flow (spec steps 2–12)', () => {
     expect(e3.headers['x-user-id']).toBe('u_1');
     expect(e3.headers.authorization).toBe(harness.hostappToken());
 
-    statusAtHostapp.set(orderPaymentId, { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId, payment_status: 'in_process' });
+    statusAtHostapp.set(orderPaymentId, {
+      app_id: MINIAPP.id,
+      client_id: HOSTAPP.id,
+      order_payment_id: orderPaymentId,
+      payment_status: 'in_process',
+    });
     const query = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId };
     const inProcess = await harness.call('getPaymentStatus', query, { authorization: harness.miniappAuth() });
     expect(inProcess.body).toEqual({ ...query, payment_status: 'in_process' });
@@ -86,8 +101,16 @@ describe('payment flow (spec steps 2–12)', () => {
     const completion = { ...query, payment_status: 'paid', custom_attributes: { transaction_ref: 'TX-1' } };
     const completed = await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() });
     expect(completed.body.code).toBe('SUCCESS');
-    const e6 = await harness.eventually('E6', () => harness.miniapp.receivedAt('/complete-order').find((r) => r.body.includes(orderPaymentId)));
-    expect(JSON.parse(e6.body)).toEqual({ miniapp_order_id: orderId, hostapp_order_payment_id: orderPaymentId, hostapp_client_id: HOSTAPP.id, payment_status: 'paid', custom_attributes: { transaction_ref: 'TX-1' } });
+    const e6 = await harness.eventually('E6', () =>
+      harness.miniapp.receivedAt('/complete-order').find((r) => r.body.includes(orderPaymentId)),
+    );
+    expect(JSON.parse(e6.body)).toEqual({
+      miniapp_order_id: orderId,
+      hostapp_order_payment_id: orderPaymentId,
+      hostapp_client_id: HOSTAPP.id,
+      payment_status: 'paid',
+      custom_attributes: { transaction_ref: 'TX-1' },
+    });
     expect(e6.headers.authorization).toBe(basicAuthorization(MINIAPP.id, MINIAPP.secret));
     expect(e6.headers['x-minibridge-event-id']).toMatch(/^evt_/);
     expect(e6.headers['x-minibridge-delivery-attempt']).toBe('1');
@@ -100,7 +123,11 @@ describe('payment flow (spec steps 2–12)', () => {
     const again = await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() });
     expect(again.status).toBe(200);
     expect(again.body.message).toMatch(/already/);
-    const conflict = await harness.call('completeOrder', { ...completion, payment_status: 'failed' }, { authorization: harness.hostappBasic() });
+    const conflict = await harness.call(
+      'completeOrder',
+      { ...completion, payment_status: 'failed' },
+      { authorization: harness.hostappBasic() },
+    );
     expect(conflict.body.error_code).toBe('PAYMENT_STATUS_CONFLICT');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(harness.miniapp.receivedAt('/complete-order').filter((r) => r.body.includes(orderPaymentId))).toHaveLength(1);
@@ -113,7 +140,9 @@ describe('payment flow (spec steps 2–12)', () => {
     const second = await harness.call('createOrderPayment', body, { authorization: harness.miniappAuth() });
     expect(second.body.order_payment_id).toBe(first.body.order_payment_id);
     expect(harness.hostapp.receivedAt('/create-order-payment')).toHaveLength(e3Calls);
-    const changed = await harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'ORD-IDEM-1', amount: '1.00' }), { authorization: harness.miniappAuth() });
+    const changed = await harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'ORD-IDEM-1', amount: '1.00' }), {
+      authorization: harness.miniappAuth(),
+    });
     expect(changed.body.error_code).toBe('IDEMPOTENCY_CONFLICT');
   });
 
@@ -123,7 +152,10 @@ describe('payment flow (spec steps 2–12)', () => {
     const first = await harness.call('createOrderPayment', body, { authorization: harness.miniappAuth(), headers });
     const second = await harness.call('createOrderPayment', body, { authorization: harness.miniappAuth(), headers });
     expect(second.body.order_payment_id).toBe(first.body.order_payment_id);
-    const other = await harness.call('createOrderPayment', e1Body({ miniapp_order_id: undefined, amount: 5 }), { authorization: harness.miniappAuth(), headers });
+    const other = await harness.call('createOrderPayment', e1Body({ miniapp_order_id: undefined, amount: 5 }), {
+      authorization: harness.miniappAuth(),
+      headers,
+    });
     expect(other.body.error_code).toBe('IDEMPOTENCY_CONFLICT');
   });
 
@@ -144,7 +176,9 @@ describe('payment flow (spec steps 2–12)', () => {
     statusAtHostapp.set(query.order_payment_id, { ...query, payment_status: 'failed', payment_fail_reason: 'Insufficient balance' });
     const status = await harness.call('getPaymentStatus', query, { authorization: harness.miniappAuth() });
     expect(status.body).toEqual({ ...query, payment_status: 'failed', payment_fail_reason: 'Insufficient balance' });
-    const e6 = await harness.eventually('E6 after E4', () => harness.miniapp.receivedAt('/complete-order').find((r) => r.body.includes(query.order_payment_id)));
+    const e6 = await harness.eventually('E6 after E4', () =>
+      harness.miniapp.receivedAt('/complete-order').find((r) => r.body.includes(query.order_payment_id)),
+    );
     expect(JSON.parse(e6.body).payment_status).toBe('failed');
     const late = await harness.call('completeOrder', { ...query, payment_status: 'failed' }, { authorization: harness.hostappBasic() });
     expect(late.status).toBe(200);
@@ -163,20 +197,34 @@ describe('payment flow (spec steps 2–12)', () => {
     const created = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
     const ref = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: created.body.order_payment_id };
     await harness.call('completeOrder', { ...ref, payment_status: 'cancelled' }, { authorization: harness.hostappBasic() });
-    const first = await harness.eventually('E6', () => harness.miniapp.receivedAt('/complete-order').find((r) => r.body.includes(ref.order_payment_id)));
+    const first = await harness.eventually('E6', () =>
+      harness.miniapp.receivedAt('/complete-order').find((r) => r.body.includes(ref.order_payment_id)),
+    );
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const list = await harness.eventually('delivered', async () => {
-      const page = await harness.call('listDeliveries', undefined, { ...admin, path: '/api/v1/admin/deliveries?status=delivered&limit=200' });
+      const page = await harness.call('listDeliveries', undefined, {
+        ...admin,
+        path: '/api/v1/admin/deliveries?status=delivered&limit=200',
+      });
       return page.body.deliveries.find((d: { order_payment_id: string }) => d.order_payment_id === ref.order_payment_id);
     });
     const detail = await harness.call('getDelivery', undefined, { ...admin, path: `/api/v1/admin/deliveries/${list.delivery_id}` });
     expect(detail.body.attempts[0]).toMatchObject({ attempt: 1, outcome: 'delivered', http_status: 200 });
-    const requeued = await harness.call('redeliverDelivery', undefined, { ...admin, path: `/api/v1/admin/deliveries/${list.delivery_id}/redeliver` });
+    const requeued = await harness.call('redeliverDelivery', undefined, {
+      ...admin,
+      path: `/api/v1/admin/deliveries/${list.delivery_id}/redeliver`,
+    });
     expect(requeued.body.status).toBe('pending');
-    const again = await harness.eventually('redelivery', () => harness.miniapp.receivedAt('/complete-order').filter((r) => r.body.includes(ref.order_payment_id))[1]);
+    const again = await harness.eventually(
+      'redelivery',
+      () => harness.miniapp.receivedAt('/complete-order').filter((r) => r.body.includes(ref.order_payment_id))[1],
+    );
     expect(again.headers['x-minibridge-event-id']).toBe(first.headers['x-minibridge-event-id']);
     expect(again.headers['x-minibridge-delivery-attempt']).toBe('2');
-    const missing = await harness.call('getDelivery', undefined, { ...admin, path: '/api/v1/admin/deliveries/00000000-0000-4000-8000-000000000000' });
+    const missing = await harness.call('getDelivery', undefined, {
+      ...admin,
+      path: '/api/v1/admin/deliveries/00000000-0000-4000-8000-000000000000',
+    });
     expect(missing.body.error_code).toBe('NOT_FOUND');
     const noToken = await harness.call('listDeliveries', undefined, { path: '/api/v1/admin/deliveries' });
     expect(noToken.status).toBe(401);
@@ -205,33 +253,112 @@ describe('hostapp_user_id is String(250): any characters (ADR 0016)', () => {
   });
 
   test('a reference of visible ASCII without % travels unchanged', () => {
-    for (const user of ['u_48213', '!#$&\'()*+,/:;=?@[]~']) expect(encodeUserIdHeader(user)).toBe(user);
+    for (const user of ['u_48213', "!#$&'()*+,/:;=?@[]~"]) expect(encodeUserIdHeader(user)).toBe(user);
   });
 
   test('decoding refuses what the encoder never writes', () => {
-    for (const header of ['a%', 'a%4', 'a%4g', 'a%4a', 'a b', 'é', '%FF', '%C3']) expect(() => decodeUserIdHeader(header), header).toThrow(TypeError);
+    for (const header of ['a%', 'a%4', 'a%4g', 'a%4a', 'a b', 'é', '%FF', '%C3'])
+      expect(() => decodeUserIdHeader(header), header).toThrow(TypeError);
   });
 });
 
 describe('E1 errors', () => {
   const cases: Array<[string, () => Promise<{ body: any; status: number }>, string]> = [
-    ['invalid amount (3 decimals)', () => harness.call('createOrderPayment', e1Body({ amount: '1.234' }), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
-    ['a NUL character in a string (no store can keep it)', () => harness.call('createOrderPayment', JSON.stringify(e1Body({ note: 'a\u0000b' })), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
-    ['malformed JSON', () => harness.call('createOrderPayment', '{"app_id":', { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
-    ['an item missing a field E3 requires', () => harness.call('createOrderPayment', e1Body({ items: [{ product_name: 'x' }] }), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
-    ['host app refuses with INVALID_ORDER_DATA', () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'INVALID-1' }), { authorization: harness.miniappAuth() }), 'INVALID_ORDER_DATA'],
-    ['wrong secret', () => harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth('wrong-secret') }), 'UNAUTHORIZED'],
+    [
+      'invalid amount (3 decimals)',
+      () => harness.call('createOrderPayment', e1Body({ amount: '1.234' }), { authorization: harness.miniappAuth() }),
+      'INVALID_ORDER_DATA',
+    ],
+    [
+      'a NUL character in a string (no store can keep it)',
+      () => harness.call('createOrderPayment', JSON.stringify(e1Body({ note: 'a\u0000b' })), { authorization: harness.miniappAuth() }),
+      'INVALID_ORDER_DATA',
+    ],
+    [
+      'malformed JSON',
+      () => harness.call('createOrderPayment', '{"app_id":', { authorization: harness.miniappAuth() }),
+      'INVALID_ORDER_DATA',
+    ],
+    [
+      'an item missing a field E3 requires',
+      () => harness.call('createOrderPayment', e1Body({ items: [{ product_name: 'x' }] }), { authorization: harness.miniappAuth() }),
+      'INVALID_ORDER_DATA',
+    ],
+    [
+      'host app refuses with INVALID_ORDER_DATA',
+      () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'INVALID-1' }), { authorization: harness.miniappAuth() }),
+      'INVALID_ORDER_DATA',
+    ],
+    [
+      'wrong secret',
+      () => harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth('wrong-secret') }),
+      'UNAUTHORIZED',
+    ],
     ['no credentials', () => harness.call('createOrderPayment', e1Body()), 'UNAUTHORIZED'],
-    ['unknown app_id', () => harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_nobody' }), { authorization: basicAuthorization('ma_nobody', 'x') }), 'UNAUTHORIZED'],
-    ['miniapp not in the host app', () => harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_unlinked' }), { authorization: basicAuthorization('ma_unlinked', 'unlinked-secret-1') }), 'UNAUTHORIZED'],
-    ['outside the allow-list', () => harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_elsewhere' }), { authorization: basicAuthorization('ma_elsewhere', 'elsewhere-secret') }), 'UNAUTHORIZED'],
-    ['payment feature off', () => harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_nopay' }), { authorization: basicAuthorization('ma_nopay', 'nopay-secret-1') }), 'PAYMENT_DISABLED'],
-    ['host app answers 500', () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'FAIL500-1' }), { authorization: harness.miniappAuth() }), 'HOSTAPP_UNAVAILABLE'],
-    ['host app answers HTML', () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'NOTJSON-1' }), { authorization: harness.miniappAuth() }), 'HOSTAPP_INVALID_RESPONSE'],
-    ['host app answers out of contract', () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'BADSHAPE-1' }), { authorization: harness.miniappAuth() }), 'HOSTAPP_INVALID_RESPONSE'],
-    ['host app refuses with its own code', () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'REJECT-1' }), { authorization: harness.miniappAuth() }), 'HOSTAPP_REJECTED'],
-    ['wrong content type', () => harness.call('createOrderPayment', JSON.stringify(e1Body()), { authorization: harness.miniappAuth(), headers: { 'content-type': 'text/plain' } }), 'UNSUPPORTED_MEDIA_TYPE'],
-    ['a body over 1 MiB', () => harness.call('createOrderPayment', e1Body({ note: 'x'.repeat(1024 * 1024 + 10) }), { authorization: harness.miniappAuth() }), 'PAYLOAD_TOO_LARGE'],
+    [
+      'unknown app_id',
+      () =>
+        harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_nobody' }), { authorization: basicAuthorization('ma_nobody', 'x') }),
+      'UNAUTHORIZED',
+    ],
+    [
+      'miniapp not in the host app',
+      () =>
+        harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_unlinked' }), {
+          authorization: basicAuthorization('ma_unlinked', 'unlinked-secret-1'),
+        }),
+      'UNAUTHORIZED',
+    ],
+    [
+      'outside the allow-list',
+      () =>
+        harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_elsewhere' }), {
+          authorization: basicAuthorization('ma_elsewhere', 'elsewhere-secret'),
+        }),
+      'UNAUTHORIZED',
+    ],
+    [
+      'payment feature off',
+      () =>
+        harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_nopay' }), {
+          authorization: basicAuthorization('ma_nopay', 'nopay-secret-1'),
+        }),
+      'PAYMENT_DISABLED',
+    ],
+    [
+      'host app answers 500',
+      () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'FAIL500-1' }), { authorization: harness.miniappAuth() }),
+      'HOSTAPP_UNAVAILABLE',
+    ],
+    [
+      'host app answers HTML',
+      () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'NOTJSON-1' }), { authorization: harness.miniappAuth() }),
+      'HOSTAPP_INVALID_RESPONSE',
+    ],
+    [
+      'host app answers out of contract',
+      () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'BADSHAPE-1' }), { authorization: harness.miniappAuth() }),
+      'HOSTAPP_INVALID_RESPONSE',
+    ],
+    [
+      'host app refuses with its own code',
+      () => harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'REJECT-1' }), { authorization: harness.miniappAuth() }),
+      'HOSTAPP_REJECTED',
+    ],
+    [
+      'wrong content type',
+      () =>
+        harness.call('createOrderPayment', JSON.stringify(e1Body()), {
+          authorization: harness.miniappAuth(),
+          headers: { 'content-type': 'text/plain' },
+        }),
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    [
+      'a body over 1 MiB',
+      () => harness.call('createOrderPayment', e1Body({ note: 'x'.repeat(1024 * 1024 + 10) }), { authorization: harness.miniappAuth() }),
+      'PAYLOAD_TOO_LARGE',
+    ],
   ];
   test.each(cases)('%s → %s', async (_name, send, code) => {
     const response = await send();
@@ -248,7 +375,10 @@ describe('E1 errors', () => {
 
   test('statuses follow the contract: operation errors 400, HTTP-level errors their own', async () => {
     expect((await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth('nope-nope') })).status).toBe(400);
-    expect((await harness.call('createOrderPayment', 'x', { authorization: harness.miniappAuth(), headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect(
+      (await harness.call('createOrderPayment', 'x', { authorization: harness.miniappAuth(), headers: { 'content-type': 'text/plain' } }))
+        .status,
+    ).toBe(415);
   });
 });
 
@@ -256,7 +386,9 @@ describe('authentication', () => {
   test('an allow-listed address needs no credentials, but wrong credentials are still refused', async () => {
     const ok = await harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_local' }));
     expect(ok.status).toBe(200);
-    const wrong = await harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_local' }), { authorization: basicAuthorization('ma_local', 'wrong-wrong') });
+    const wrong = await harness.call('createOrderPayment', e1Body({}, { app_id: 'ma_local' }), {
+      authorization: basicAuthorization('ma_local', 'wrong-wrong'),
+    });
     expect(wrong.body.error_code).toBe('UNAUTHORIZED');
   });
 
@@ -273,7 +405,9 @@ describe('authentication', () => {
     expect((await harness.call('createOrderPayment', body, { headers: { ...stale } })).body.error_message).toMatch(/300 s/);
     const tampered = signRequest(body.replace('125000.00', '1.00'), [SIGNED.signing[0]]);
     expect((await harness.call('createOrderPayment', body, { headers: { ...tampered } })).body.error_message).toMatch(/does not match/);
-    const withBasicToo = await harness.call('createOrderPayment', JSON.stringify(e1Body({}, { app_id: SIGNED.id })), { authorization: basicAuthorization(SIGNED.id, SIGNED.secret) });
+    const withBasicToo = await harness.call('createOrderPayment', JSON.stringify(e1Body({}, { app_id: SIGNED.id })), {
+      authorization: basicAuthorization(SIGNED.id, SIGNED.secret),
+    });
     expect(withBasicToo.body.error_code).toBe('UNAUTHORIZED');
   });
 });
@@ -282,18 +416,32 @@ describe('E2 and E5 errors', () => {
   test('unknown order payment → ORDER_NOT_FOUND on E2 and E5; host app ORDER_NOT_FOUND passes through', async () => {
     const ref = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_unknown' };
     expect((await harness.call('getPaymentStatus', ref, { authorization: harness.miniappAuth() })).body.error_code).toBe('ORDER_NOT_FOUND');
-    expect((await harness.call('completeOrder', { ...ref, payment_status: 'paid' }, { authorization: harness.hostappBasic() })).body.error_code).toBe('ORDER_NOT_FOUND');
+    expect(
+      (await harness.call('completeOrder', { ...ref, payment_status: 'paid' }, { authorization: harness.hostappBasic() })).body.error_code,
+    ).toBe('ORDER_NOT_FOUND');
     const created = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
-    const fromHostapp = await harness.call('getPaymentStatus', { ...ref, order_payment_id: created.body.order_payment_id }, { authorization: harness.miniappAuth() });
+    const fromHostapp = await harness.call(
+      'getPaymentStatus',
+      { ...ref, order_payment_id: created.body.order_payment_id },
+      { authorization: harness.miniappAuth() },
+    );
     expect(fromHostapp.body.error_code).toBe('ORDER_NOT_FOUND');
     expect(fromHostapp.body.error_message).toMatch(/host app/);
   });
 
   test('invalid bodies → INVALID_REQUEST (400)', async () => {
-    const missing = await harness.call('completeOrder', { app_id: MINIAPP.id, client_id: HOSTAPP.id, payment_status: 'paid' }, { authorization: harness.hostappBasic() });
+    const missing = await harness.call(
+      'completeOrder',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, payment_status: 'paid' },
+      { authorization: harness.hostappBasic() },
+    );
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ error_code: 'INVALID_REQUEST', error_message: 'order_payment_id is required' });
-    const badStatus = await harness.call('completeOrder', { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'x', payment_status: 'done' }, { authorization: harness.hostappBasic() });
+    const badStatus = await harness.call(
+      'completeOrder',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'x', payment_status: 'done' },
+      { authorization: harness.hostappBasic() },
+    );
     expect(badStatus.body.error_message).toMatch(/payment_status must be one of in_process, paid, cancelled, failed/);
   });
 
@@ -304,7 +452,11 @@ describe('E2 and E5 errors', () => {
       throw new Error('database is down');
     };
     try {
-      const response = await harness.call('completeOrder', { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_1', payment_status: 'paid' }, { authorization: harness.hostappBasic() });
+      const response = await harness.call(
+        'completeOrder',
+        { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_1', payment_status: 'paid' },
+        { authorization: harness.hostappBasic() },
+      );
       expect(response.status).toBe(400);
       expect(response.body.error_code).toBe('UNKNOWN_ERROR');
     } finally {
@@ -315,12 +467,23 @@ describe('E2 and E5 errors', () => {
 
 describe('event bridge', () => {
   test('E8: host app → miniapp E7, the receiver body comes back exactly, stable event id per external_event_id', async () => {
-    const event = { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'user_profile_updated', external_event_id: 'ext-1', payload: { fields: ['name'] } };
+    const event = {
+      app_id: MINIAPP.id,
+      client_id: HOSTAPP.id,
+      event_type: 'user_profile_updated',
+      external_event_id: 'ext-1',
+      payload: { fields: ['name'] },
+    };
     const sent = await harness.call('sendHostappEvent', event, { authorization: harness.hostappToken() });
     expect(sent.status).toBe(200);
     expect(sent.text).toBe('{"miniapp_received":true,"amount":12345678901234567890}');
     const delivered = harness.miniapp.receivedAt('/events').at(-1)!;
-    expect(JSON.parse(delivered.body)).toEqual({ app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'user_profile_updated', payload: { fields: ['name'] } });
+    expect(JSON.parse(delivered.body)).toEqual({
+      app_id: MINIAPP.id,
+      client_id: HOSTAPP.id,
+      event_type: 'user_profile_updated',
+      payload: { fields: ['name'] },
+    });
     expect(delivered.headers.authorization).toBe(basicAuthorization(MINIAPP.id, MINIAPP.secret));
     const again = await harness.call('sendHostappEvent', event, { authorization: harness.hostappToken() });
     expect(again.headers.get('x-minibridge-event-id')).toBe(sent.headers.get('x-minibridge-event-id'));
@@ -328,7 +491,12 @@ describe('event bridge', () => {
   });
 
   test('miniapp → host app E7 with order_status_update', async () => {
-    const event = { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_status_update', payload: { order_payment_id: 'hop_1', fulfillment_status: 'shipped' } };
+    const event = {
+      app_id: MINIAPP.id,
+      client_id: HOSTAPP.id,
+      event_type: 'order_status_update',
+      payload: { order_payment_id: 'hop_1', fulfillment_status: 'shipped' },
+    };
     const sent = await harness.call('sendMiniappEvent', event, { authorization: harness.miniappAuth() });
     expect(sent.body).toEqual({ host_received: true });
     const delivered = harness.hostapp.receivedAt('/events').at(-1)!;
@@ -336,26 +504,91 @@ describe('event bridge', () => {
   });
 
   test.each([
-    ['wrong direction', 'sendHostappEvent', { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_status_update', payload: {} }, 'hostapp', 400, 'INVALID_EVENT_DATA'],
-    ['order_status_update without its fields', 'sendMiniappEvent', { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_status_update', payload: {} }, 'miniapp', 400, 'INVALID_EVENT_DATA'],
-    ['payload not an object', 'sendHostappEvent', { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: [] }, 'hostapp', 400, 'INVALID_EVENT_DATA'],
-    ['wrong token', 'sendHostappEvent', { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: {} }, 'bad', 401, 'UNAUTHORIZED'],
-    ['sender has the bridge off', 'sendMiniappEvent', { app_id: 'ma_quiet', client_id: HOSTAPP.id, event_type: 'x', payload: {} }, 'quiet', 401, 'UNAUTHORIZED'],
-    ['recipient receiver off', 'sendHostappEvent', { app_id: 'ma_deaf', client_id: HOSTAPP.id, event_type: 'x', payload: {} }, 'hostapp', 403, 'EVENT_RECEIVER_DISABLED'],
-    ['recipient unknown', 'sendHostappEvent', { app_id: 'ma_nobody', client_id: HOSTAPP.id, event_type: 'x', payload: {} }, 'hostapp', 401, 'UNAUTHORIZED'],
+    [
+      'wrong direction',
+      'sendHostappEvent',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_status_update', payload: {} },
+      'hostapp',
+      400,
+      'INVALID_EVENT_DATA',
+    ],
+    [
+      'order_status_update without its fields',
+      'sendMiniappEvent',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_status_update', payload: {} },
+      'miniapp',
+      400,
+      'INVALID_EVENT_DATA',
+    ],
+    [
+      'payload not an object',
+      'sendHostappEvent',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: [] },
+      'hostapp',
+      400,
+      'INVALID_EVENT_DATA',
+    ],
+    [
+      'wrong token',
+      'sendHostappEvent',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: {} },
+      'bad',
+      401,
+      'UNAUTHORIZED',
+    ],
+    [
+      'sender has the bridge off',
+      'sendMiniappEvent',
+      { app_id: 'ma_quiet', client_id: HOSTAPP.id, event_type: 'x', payload: {} },
+      'quiet',
+      401,
+      'UNAUTHORIZED',
+    ],
+    [
+      'recipient receiver off',
+      'sendHostappEvent',
+      { app_id: 'ma_deaf', client_id: HOSTAPP.id, event_type: 'x', payload: {} },
+      'hostapp',
+      403,
+      'EVENT_RECEIVER_DISABLED',
+    ],
+    [
+      'recipient unknown',
+      'sendHostappEvent',
+      { app_id: 'ma_nobody', client_id: HOSTAPP.id, event_type: 'x', payload: {} },
+      'hostapp',
+      401,
+      'UNAUTHORIZED',
+    ],
   ])('%s → %s %s', async (_name, operationId, body, who, status, code) => {
-    const authorization = who === 'hostapp' ? harness.hostappToken() : who === 'miniapp' ? harness.miniappAuth() : who === 'quiet' ? basicAuthorization('ma_quiet', 'quiet-secret-1') : harness.hostappToken('wrong-secret');
+    const authorization =
+      who === 'hostapp'
+        ? harness.hostappToken()
+        : who === 'miniapp'
+          ? harness.miniappAuth()
+          : who === 'quiet'
+            ? basicAuthorization('ma_quiet', 'quiet-secret-1')
+            : harness.hostappToken('wrong-secret');
     const response = await harness.call(operationId, body, { authorization });
     expect([response.status, response.body.error_code]).toEqual([status, code]);
   });
 
   test('a receiver that fails → 502 EVENT_DELIVERY_FAILED; the prefix is checked', async () => {
     harness.hostapp.on('/events', (_request: Received, res: ServerResponse) => void res.writeHead(503).end());
-    const event = { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_status_update', payload: { order_payment_id: 'hop_1', fulfillment_status: 'shipped' } };
+    const event = {
+      app_id: MINIAPP.id,
+      client_id: HOSTAPP.id,
+      event_type: 'order_status_update',
+      payload: { order_payment_id: 'hop_1', fulfillment_status: 'shipped' },
+    };
     const failed = await harness.call('sendMiniappEvent', event, { authorization: harness.miniappAuth() });
     expect([failed.status, failed.body.error_code]).toEqual([502, 'EVENT_DELIVERY_FAILED']);
     harness.hostapp.on('/events', { host_received: true });
-    const wrongPrefix = await harness.call('sendHostappEvent', { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: {} }, { authorization: harness.hostappToken(HOSTAPP.secret, 'Bearer') });
+    const wrongPrefix = await harness.call(
+      'sendHostappEvent',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: {} },
+      { authorization: harness.hostappToken(HOSTAPP.secret, 'Bearer') },
+    );
     expect(wrongPrefix.status).toBe(401);
     expect(wrongPrefix.headers.get('www-authenticate')).toMatch(/^Token/);
   });
@@ -367,7 +600,11 @@ describe('event bridge', () => {
       throw new Error('database is down');
     };
     try {
-      const response = await harness.call('sendHostappEvent', { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: {} }, { authorization: harness.hostappToken() });
+      const response = await harness.call(
+        'sendHostappEvent',
+        { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'x', payload: {} },
+        { authorization: harness.hostappToken() },
+      );
       expect([response.status, response.body.error_code, response.headers.get('retry-after')]).toEqual([503, 'UNKNOWN_ERROR', '1']);
     } finally {
       eventLog.record = original;
@@ -379,11 +616,18 @@ describe('HTTP level', () => {
   test('unknown route → 404 JSON; wrong method → 405 with Allow', async () => {
     const notFound = await harness.call('createOrderPayment', '{}', { path: '/api/v1/nothing', authorization: harness.miniappAuth() });
     expect([notFound.status, notFound.body.error_code]).toEqual([404, 'NOT_FOUND']);
-    const wrongMethod = await harness.call('createOrderPayment', undefined, { method: 'GET' , path: '/api/v1/orders/create-order-payment/' });
-    expect([wrongMethod.status, wrongMethod.body.error_code, wrongMethod.headers.get('allow')]).toEqual([405, 'METHOD_NOT_ALLOWED', 'POST']);
+    const wrongMethod = await harness.call('createOrderPayment', undefined, {
+      method: 'GET',
+      path: '/api/v1/orders/create-order-payment/',
+    });
+    expect([wrongMethod.status, wrongMethod.body.error_code, wrongMethod.headers.get('allow')]).toEqual([
+      405,
+      'METHOD_NOT_ALLOWED',
+      'POST',
+    ]);
   });
 
-  test('the rendered docs are served at /docs, with the guides\' screenshots', async () => {
+  test("the rendered docs are served at /docs, with the guides' screenshots", async () => {
     const landing = await fetch(`${harness.running.url}/docs/`);
     expect([landing.status, landing.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
     const html = await landing.text();

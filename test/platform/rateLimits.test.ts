@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadDocument, resolve, type JsonObject } from '../../src/contract/documents.js';
 import { contractOperations, operation } from '../../src/contract/operations.js';
-import { deliveryLimits } from '../../src/delivery/deliveryLimits.js';
-import { contractRateLimits, RateLimiter } from '../../src/http/rateLimiter.js';
-import { basicAuthorization } from '../../src/auth/credentials.js';
+import { deliveryLimits } from '../../src/platform/delivery/deliveryLimits.js';
+import { contractRateLimits, RateLimiter } from '../../src/platform/http/rateLimiter.js';
+import { basicAuthorization } from '../../src/wire/credentials.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 
 const limits = contractRateLimits();
@@ -37,10 +37,21 @@ describe('the contract states each limit once and its prose agrees', () => {
 
   test('every operation that counts requests documents 429 and the RateLimit fields on its answers', () => {
     const counted = [...contractOperations().values()].filter(
-      (op) => op.api === 'platform' && op.security.some((scheme) => ['platformBasic', 'requestSignature', 'hostappToken', 'adminToken'].some((name) => name in scheme)),
+      (op) =>
+        op.api === 'platform' &&
+        op.security.some((scheme) => ['platformBasic', 'requestSignature', 'hostappToken', 'adminToken'].some((name) => name in scheme)),
     );
     expect(counted.map((op) => op.operationId).sort()).toEqual(
-      ['completeOrder', 'createOrderPayment', 'getDelivery', 'getPaymentStatus', 'listDeliveries', 'redeliverDelivery', 'sendHostappEvent', 'sendMiniappEvent'].sort(),
+      [
+        'completeOrder',
+        'createOrderPayment',
+        'getDelivery',
+        'getPaymentStatus',
+        'listDeliveries',
+        'redeliverDelivery',
+        'sendHostappEvent',
+        'sendMiniappEvent',
+      ].sort(),
     );
     for (const op of counted) {
       const responses = (platform.paths[op.path]![op.method.toLowerCase()] as JsonObject).responses as JsonObject;
@@ -59,7 +70,11 @@ describe('RateLimiter', () => {
     let now = 0;
     const limiter = new RateLimiter('partner', { perSecond: 2, burst: 4 }, () => now);
     const first = limiter.take('k');
-    expect(first).toEqual({ allowed: true, retryAfterSeconds: 0, headers: { 'RateLimit-Policy': '"partner";q=4;w=2', RateLimit: '"partner";r=3;t=1' } });
+    expect(first).toEqual({
+      allowed: true,
+      retryAfterSeconds: 0,
+      headers: { 'RateLimit-Policy': '"partner";q=4;w=2', RateLimit: '"partner";r=3;t=1' },
+    });
     for (let i = 0; i < 3; i++) expect(limiter.take('k').allowed).toBe(true);
     const refused = limiter.take('k');
     expect(refused.allowed).toBe(false);

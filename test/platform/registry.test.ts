@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { loadRegistry, registryFrom, RegistryError } from '../../src/registry/loadRegistry.js';
+import { loadRegistry, registryFrom, RegistryError } from '../../src/platform/registry/loadRegistry.js';
 
 const minimal = () => ({
   hostapps: [{ client_id: 'ha_1', secret_key: { env: 'HA_SECRET' }, features: { payments: true } }],
@@ -28,10 +28,22 @@ test('secrets never appear when the registry or a partner is serialized', () => 
 
 test.each([
   ['a missing env secret', minimal(), /HA_SECRET, which is not set/],
-  ['a schema violation, naming the place', { ...minimal(), miniapps: [{ app_id: 'ma_1', secret_key: 'short', hostapps: ['ha_1'], features: {} }] }, /miniapps\[0\]\.secret_key/],
-  ['an unknown host app', { ...minimal(), miniapps: [{ app_id: 'ma_1', secret_key: 'miniapp-secret', hostapps: ['ha_x'], features: {} }] }, /names ha_x, which is not a registered host app/],
+  [
+    'a schema violation, naming the place',
+    { ...minimal(), miniapps: [{ app_id: 'ma_1', secret_key: 'short', hostapps: ['ha_1'], features: {} }] },
+    /miniapps\[0\]\.secret_key/,
+  ],
+  [
+    'an unknown host app',
+    { ...minimal(), miniapps: [{ app_id: 'ma_1', secret_key: 'miniapp-secret', hostapps: ['ha_x'], features: {} }] },
+    /names ha_x, which is not a registered host app/,
+  ],
   ['a duplicate id', { ...minimal(), hostapps: [...minimal().hostapps, ...minimal().hostapps] }, /registered twice/],
-  ['signing enabled without secrets', { ...minimal(), hostapps: [{ ...minimal().hostapps[0], signing: { enabled: true } }] }, /secrets is required/],
+  [
+    'signing enabled without secrets',
+    { ...minimal(), hostapps: [{ ...minimal().hostapps[0], signing: { enabled: true } }] },
+    /secrets is required/,
+  ],
   ['an unknown field', { ...minimal(), extra: 1 }, /extra is not allowed/],
 ])('refuses %s with a clear error', (_name, raw, message) => {
   const env = String(message).includes('HA_SECRET') ? {} : { HA_SECRET: 'hostapp-secret' };
@@ -47,7 +59,7 @@ test('a file that is not JSON is named in the error', () => {
 });
 
 test('the sandbox registry file is valid', () => {
-  const path = join(import.meta.dirname, '../../src/sandbox/registry.json');
+  const path = join(import.meta.dirname, '../../src/tools/sandbox/registry.json');
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));

@@ -1,8 +1,15 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
-import { REPLAY_WINDOW_SECONDS, signingSecretProblem, signRequest, signatureInput, standardSecret, verifyRequest } from '../../src/auth/signing.js';
+import {
+  REPLAY_WINDOW_SECONDS,
+  signingSecretProblem,
+  signRequest,
+  signatureInput,
+  standardSecret,
+  verifyRequest,
+} from '../../src/wire/signing.js';
 import { loadDocument } from '../../src/contract/documents.js';
-import { registryFrom } from '../../src/registry/loadRegistry.js';
+import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
 
 // The worked example of docs/guides/02-authentication.md, so the guide cannot drift from the code.
 const SECRET = 'mbsig_2f7c9a41e0d3b865';
@@ -12,16 +19,20 @@ const AT = 1795250000;
 const BODY = '{"order_payment_id":"hop_20261121_000042","app_id":"ma_7f3c2a","client_id":"ha_superapp","payment_status":"paid"}';
 const QUERY = 'app_id=ma_7f3c2a&client_id=ha_superapp&order_payment_id=hop_20261121_000042';
 
-describe('the guide\'s worked example', () => {
+describe("the guide's worked example", () => {
   test('whsec_ forms, signatures in both schemes, rotation and the GET variant', () => {
     expect(standardSecret(SECRET)).toBe('whsec_bWJzaWdfMmY3YzlhNDFlMGQzYjg2NQ==');
     expect(standardSecret(SECOND)).toBe('whsec_bWJzaWdfOWUxNWQwNGE3YmMzZjI2OA==');
     const signed = signRequest(BODY, [SECRET, SECOND], { nowSeconds: AT, messageId: ID });
-    expect(signed['webhook-signature']).toBe('v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA= v1,bkyYyQIEaY+dG6jb8e7MdaNXakleiH3aZvaFtOD/gkc=');
+    expect(signed['webhook-signature']).toBe(
+      'v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA= v1,bkyYyQIEaY+dG6jb8e7MdaNXakleiH3aZvaFtOD/gkc=',
+    );
     expect(signed['X-Minibridge-Signature']).toBe(
       'v1=2abd345cb83fe61072eecae51e5351b1b01f6d2d0c777569373be6330938bf81, v1=7b9dc6edc49b4126d8a1ae0316efaa13615edaf51dd4c418f95500ebdccb82ad',
     );
-    expect(signRequest(QUERY, [SECRET], { nowSeconds: AT, messageId: ID })['webhook-signature']).toBe('v1,X/fwZJHqor1JaSrCiKoyjUqtRG3qZ74Ipct1NLLIf/k=');
+    expect(signRequest(QUERY, [SECRET], { nowSeconds: AT, messageId: ID })['webhook-signature']).toBe(
+      'v1,X/fwZJHqor1JaSrCiKoyjUqtRG3qZ74Ipct1NLLIf/k=',
+    );
     // The package computes the same value from the whsec_ form.
     expect(new Webhook(standardSecret(SECRET)).sign(ID, new Date(AT * 1000), BODY)).toBe('v1,pVyhxB1WRnE3gmKmM6xx4NwN7ty5EJaK44R6datvUcA=');
   });
@@ -34,21 +45,34 @@ describe('verification', () => {
     const signed = signRequest(BODY, [SECRET], { nowSeconds: AT, messageId: ID });
     const lower = Object.fromEntries(Object.entries(signed).map(([name, value]) => [name.toLowerCase(), value]));
     for (const secret of [SECRET, standardSecret(SECRET)]) {
-      expect(verifyRequest(BODY, headers({ 'webhook-id': ID, 'webhook-timestamp': String(AT), 'webhook-signature': lower['webhook-signature']! }), [secret], AT)).toMatchObject({ ok: true, scheme: 'standard-webhooks' });
+      expect(
+        verifyRequest(
+          BODY,
+          headers({ 'webhook-id': ID, 'webhook-timestamp': String(AT), 'webhook-signature': lower['webhook-signature']! }),
+          [secret],
+          AT,
+        ),
+      ).toMatchObject({ ok: true, scheme: 'standard-webhooks' });
     }
   });
 
   test('refusals name their reason', () => {
     const signed = signRequest(BODY, [SECRET], { nowSeconds: AT, messageId: ID });
     const good = { 'webhook-id': ID, 'webhook-timestamp': String(AT), 'webhook-signature': signed['webhook-signature'] };
-    expect(verifyRequest(BODY, headers({ ...good, 'webhook-id': 'msg.with.dots' }), [SECRET], AT)).toMatchObject({ ok: false, reason: 'malformed' });
-    expect(verifyRequest(BODY, headers({ ...good, 'webhook-signature': 'v1=abc' }), [SECRET], AT)).toMatchObject({ ok: false, reason: 'malformed' });
+    expect(verifyRequest(BODY, headers({ ...good, 'webhook-id': 'msg.with.dots' }), [SECRET], AT)).toMatchObject({
+      ok: false,
+      reason: 'malformed',
+    });
+    expect(verifyRequest(BODY, headers({ ...good, 'webhook-signature': 'v1=abc' }), [SECRET], AT)).toMatchObject({
+      ok: false,
+      reason: 'malformed',
+    });
     expect(verifyRequest(BODY, headers(good), [SECRET], AT + REPLAY_WINDOW_SECONDS + 1)).toMatchObject({ ok: false, reason: 'stale' });
     expect(verifyRequest(BODY, headers(good), [SECOND], AT)).toMatchObject({ ok: false, reason: 'mismatch' });
     expect(verifyRequest(BODY, headers({}), [SECRET], AT)).toMatchObject({ ok: false, scheme: 'x-minibridge', reason: 'missing' });
   });
 
-  test('the replay window is the contract\'s x-replay-window-seconds', () => {
+  test("the replay window is the contract's x-replay-window-seconds", () => {
     expect(REPLAY_WINDOW_SECONDS).toBe(loadDocument('platform').components.securitySchemes!.requestSignature!['x-replay-window-seconds']);
     expect(REPLAY_WINDOW_SECONDS).toBe(300);
   });
@@ -80,6 +104,8 @@ describe('registered whsec_ secrets', () => {
         },
       ],
     };
-    expect(() => registryFrom(file as Parameters<typeof registryFrom>[0])).toThrow(/miniapps\[0\]\.signing\.secrets\[0\]: a whsec_ secret must encode 24 to 64 bytes/);
+    expect(() => registryFrom(file as Parameters<typeof registryFrom>[0])).toThrow(
+      /miniapps\[0\]\.signing\.secrets\[0\]: a whsec_ secret must encode 24 to 64 bytes/,
+    );
   });
 });

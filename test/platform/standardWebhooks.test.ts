@@ -1,7 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { reportOutcome } from '../../examples/hostapp-express/completeOrder.js';
-import { signRequest, signatureInput, standardSecret, verifyRequest } from '../../src/auth/signing.js';
+import { signRequest, signatureInput, standardSecret, verifyRequest } from '../../src/wire/signing.js';
 import type { Received } from '../support/fakePartners.js';
 import { e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 
@@ -21,12 +22,18 @@ let messages = 0;
 function packageSigned(webhook: Webhook, body: string): Record<string, string> {
   const id = `msg_package_${++messages}`;
   const timestamp = new Date();
-  return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': webhook.sign(id, timestamp, body) };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+    'webhook-signature': webhook.sign(id, timestamp, body),
+  };
 }
 
 /** Verifies a call the platform made with the package; throws WebhookVerificationError when it does not verify. */
 function verifiedByPackage(webhook: Webhook, received: Received): void {
-  const headers = Object.fromEntries(Object.entries(received.headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  const headers = Object.fromEntries(
+    Object.entries(received.headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
   webhook.verify(received.body, headers, { jsonParse: false });
 }
 
@@ -66,27 +73,45 @@ describe('outbound calls verify with the standardwebhooks package', () => {
     expect(e6.headers['webhook-id']).toBe(e6.headers['x-minibridge-event-id']);
 
     const toMiniapp = JSON.stringify({ app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'user_profile_updated', payload: {} });
-    const e8 = await harness.call('sendHostappEvent', toMiniapp, { authorization: harness.hostappToken(), headers: packageSigned(hostappWebhook, toMiniapp) });
+    const e8 = await harness.call('sendHostappEvent', toMiniapp, {
+      authorization: harness.hostappToken(),
+      headers: packageSigned(hostappWebhook, toMiniapp),
+    });
     expect(e8.status).toBe(200);
     const e7ToMiniapp = harness.miniapp.receivedAt('/events').at(-1)!;
     verifiedByPackage(miniappWebhook, e7ToMiniapp);
     expect(e7ToMiniapp.headers['webhook-id']).toBe(e8.headers.get('x-minibridge-event-id'));
 
-    const toHostapp = JSON.stringify({ app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_status_update', payload: { order_payment_id: 'hop_sw_1', fulfillment_status: 'shipped' } });
+    const toHostapp = JSON.stringify({
+      app_id: MINIAPP.id,
+      client_id: HOSTAPP.id,
+      event_type: 'order_status_update',
+      payload: { order_payment_id: 'hop_sw_1', fulfillment_status: 'shipped' },
+    });
     expect((await harness.call('sendMiniappEvent', toHostapp, { headers: packageSigned(miniappWebhook, toHostapp) })).status).toBe(200);
     const e7ToHostapp = harness.hostapp.receivedAt('/events').at(-1)!;
     verifiedByPackage(hostappWebhook, e7ToHostapp);
 
     // Until the sunset, receivers on the deprecated scheme keep working: the same calls verify by X-Minibridge-*.
-    for (const [received, secret] of [[e3, HOSTAPP_SIGNING], [e6, MINIAPP_SIGNING]] as const) {
-      const legacyOnly = { ...signatureInput((name) => received.headers[name] as string | undefined), webhookId: undefined, webhookTimestamp: undefined, webhookSignature: undefined };
+    for (const [received, secret] of [
+      [e3, HOSTAPP_SIGNING],
+      [e6, MINIAPP_SIGNING],
+    ] as const) {
+      const legacyOnly = {
+        ...signatureInput((name) => received.headers[name] as string | undefined),
+        webhookId: undefined,
+        webhookTimestamp: undefined,
+        webhookSignature: undefined,
+      };
       expect(verifyRequest(received.body, legacyOnly, [secret])).toMatchObject({ ok: true, scheme: 'x-minibridge' });
     }
   });
 
   test("a signature with another key does not verify with the package (the test's verifier can fail)", async () => {
     const e3 = harness.hostapp.receivedAt('/create-order-payment').at(-1)!;
-    expect(() => verifiedByPackage(new Webhook(`whsec_${Buffer.from('another-key-of-thirty-two-bytes!').toString('base64')}`), e3)).toThrow(/No matching signature/);
+    expect(() => verifiedByPackage(new Webhook(`whsec_${Buffer.from('another-key-of-thirty-two-bytes!').toString('base64')}`), e3)).toThrow(
+      /No matching signature/,
+    );
   });
 });
 
@@ -99,25 +124,40 @@ describe('inbound requests signed by the standardwebhooks package', () => {
     expect((await harness.call('createOrderPayment', body, { headers })).status).toBe(200);
     const replay = await harness.call('createOrderPayment', body, { headers });
     expect(replay.body.error_message).toMatch(/already used/);
-    const changed = await harness.call('createOrderPayment', body.replace('125000.00', '1.00'), { headers: { ...packageSigned(miniappWebhook, body), 'webhook-id': 'msg_other' } });
+    const changed = await harness.call('createOrderPayment', body.replace('125000.00', '1.00'), {
+      headers: { ...packageSigned(miniappWebhook, body), 'webhook-id': 'msg_other' },
+    });
     expect(changed.body.error_message).toMatch(/webhook-signature does not match/);
     const longAgo = new Date(Date.now() - 301_000);
-    const stale = { 'webhook-id': 'msg_stale', 'webhook-timestamp': String(Math.floor(longAgo.getTime() / 1000)), 'webhook-signature': miniappWebhook.sign('msg_stale', longAgo, body) };
-    expect((await harness.call('createOrderPayment', body, { headers: stale })).body.error_message).toMatch(/webhook-timestamp is more than 300 s/);
+    const stale = {
+      'webhook-id': 'msg_stale',
+      'webhook-timestamp': String(Math.floor(longAgo.getTime() / 1000)),
+      'webhook-signature': miniappWebhook.sign('msg_stale', longAgo, body),
+    };
+    expect((await harness.call('createOrderPayment', body, { headers: stale })).body.error_message).toMatch(
+      /webhook-timestamp is more than 300 s/,
+    );
     const { 'webhook-id': _dropped, ...withoutId } = packageSigned(miniappWebhook, body);
-    expect((await harness.call('createOrderPayment', body, { headers: withoutId })).body.error_message).toMatch(/webhook-id, webhook-timestamp and webhook-signature are all required/);
+    expect((await harness.call('createOrderPayment', body, { headers: withoutId })).body.error_message).toMatch(
+      /webhook-id, webhook-timestamp and webhook-signature are all required/,
+    );
   });
 
   test('a request carrying webhook-* headers is judged by them alone, even with a valid deprecated signature beside them', async () => {
     const body = JSON.stringify(e1Body());
     const both = signRequest(body, [MINIAPP_SIGNING]);
-    const wrongStandard = { ...both, 'webhook-signature': packageSigned(new Webhook(`whsec_${Buffer.from('another-key-of-thirty-two-bytes!').toString('base64')}`), body)['webhook-signature'] };
+    const wrongStandard = {
+      ...both,
+      'webhook-signature': packageSigned(new Webhook(`whsec_${Buffer.from('another-key-of-thirty-two-bytes!').toString('base64')}`), body)[
+        'webhook-signature'
+      ],
+    };
     expect((await harness.call('createOrderPayment', body, { headers: wrongStandard })).body.error_code).toBe('UNAUTHORIZED');
   });
 
   test('a request signed in both schemes cannot be replayed with either set of headers stripped', async () => {
     let created = 0;
-    harness.hostapp.on('/create-order-payment', (_request: Received, res: import('node:http').ServerResponse) => {
+    harness.hostapp.on('/create-order-payment', (_request: Received, res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_sw_both_${++created}` }));
     });
     const body = JSON.stringify(e1Body());
@@ -135,17 +175,30 @@ describe('inbound requests signed by the standardwebhooks package', () => {
     const e1 = JSON.stringify(e1Body());
     harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_example' });
     expect((await harness.call('createOrderPayment', e1, { headers: packageSigned(miniappWebhook, e1) })).status).toBe(200);
-    const payment = { orderPaymentId: 'hop_sw_example', appId: MINIAPP.id, miniappOrderId: undefined, userId: undefined, currency: 'VND', amount: '125000.00', status: 'in_process' as const, fulfillment: undefined };
+    const payment = {
+      orderPaymentId: 'hop_sw_example',
+      appId: MINIAPP.id,
+      miniappOrderId: undefined,
+      userId: undefined,
+      currency: 'VND',
+      amount: '125000.00',
+      status: 'in_process' as const,
+      fulfillment: undefined,
+    };
     const credentials = { clientId: HOSTAPP.id, secretKey: HOSTAPP.secret };
     await expect(reportOutcome(harness.running.url, credentials, { ...payment }, 'paid')).rejects.toThrow(/UNAUTHORIZED/);
-    await expect(reportOutcome(harness.running.url, { ...credentials, signingSecrets: [HOSTAPP_SIGNING] }, { ...payment }, 'paid')).resolves.toMatchObject({ code: 'SUCCESS' });
+    await expect(
+      reportOutcome(harness.running.url, { ...credentials, signingSecrets: [HOSTAPP_SIGNING] }, { ...payment }, 'paid'),
+    ).resolves.toMatchObject({ code: 'SUCCESS' });
   });
 
   test('the deprecated X-Minibridge-* scheme alone is still accepted during its deprecation period', async () => {
     harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_deprecated' });
     const body = JSON.stringify(e1Body());
     const { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': signature } = signRequest(body, [MINIAPP_SIGNING]);
-    const answer = await harness.call('createOrderPayment', body, { headers: { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': signature } });
+    const answer = await harness.call('createOrderPayment', body, {
+      headers: { 'X-Minibridge-Timestamp': timestamp, 'X-Minibridge-Signature': signature },
+    });
     expect(answer.status).toBe(200);
     // …and the answer says it is deprecated, with the contract's dates (RFC 9745, RFC 8594).
     expect([answer.headers.get('deprecation'), answer.headers.get('sunset')]).toEqual(['@1795478400', 'Tue, 01 Jun 2027 00:00:00 GMT']);

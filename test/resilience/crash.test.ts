@@ -89,14 +89,22 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
     }
     await Promise.all(orders.map(async (id, index) => expect((await completeOrder(first.url, id, STATUSES[index % 3])).status).toBe(200)));
     // The first attempts fail (connection refused); the retries are seconds away when the process dies.
-    await eventually(async () => (await database.db.query<{ count: number }>('SELECT count(*)::int AS count FROM delivery_attempts'))[0]!.count >= count, 30_000, 'the failed first attempts');
+    await eventually(
+      async () => (await database.db.query<{ count: number }>('SELECT count(*)::int AS count FROM delivery_attempts'))[0]!.count >= count,
+      30_000,
+      'the failed first attempts',
+    );
     first.process.kill('SIGKILL');
     await first.stop();
     expect(await pendingOrDead()).toBe(count);
 
     await miniapp.start(miniappPort);
     const second = await platform();
-    await eventually(() => byEventId(miniapp.requests(MINIAPP_PATHS.completeOrder)).size >= count, 60_000, 'every callback after the restart');
+    await eventually(
+      () => byEventId(miniapp.requests(MINIAPP_PATHS.completeOrder)).size >= count,
+      60_000,
+      'every callback after the restart',
+    );
     await eventually(async () => (await pendingOrDead()) === 0, 30_000, 'every delivery recorded as delivered');
     const received = miniapp.requests(MINIAPP_PATHS.completeOrder);
     const perEvent = byEventId(received);
@@ -124,7 +132,11 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
       }),
     );
     // Each order is completed through the other instance than the one that created it.
-    await Promise.all(orders.map(async (id, index) => expect((await completeOrder(instances[(index + 1) % 2]!.url, id, STATUSES[index % 3])).status).toBe(200)));
+    await Promise.all(
+      orders.map(async (id, index) =>
+        expect((await completeOrder(instances[(index + 1) % 2]!.url, id, STATUSES[index % 3])).status).toBe(200),
+      ),
+    );
     await eventually(async () => (await pendingOrDead()) === 0, 90_000, 'every transition delivered');
 
     const received = miniapp.requests(MINIAPP_PATHS.completeOrder);
@@ -143,48 +155,60 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
     expect(retried.length).toBeGreaterThan(0);
     for (const requests of perOrder.values()) {
       expect(new Set(requests.map((request) => request.headers['x-minibridge-event-id'])).size).toBe(1);
-      expect(requests.map((request) => request.headers['x-minibridge-delivery-attempt'])).toEqual(requests.map((_, index) => String(index + 1)));
+      expect(requests.map((request) => request.headers['x-minibridge-delivery-attempt'])).toEqual(
+        requests.map((_, index) => String(index + 1)),
+      );
     }
     await Promise.all(instances.map((instance) => instance.stop()));
     await Promise.all([hostapp.stop(), miniapp.stop()]);
   }, 180_000);
 
-  it.skipIf(!long)('(c) 60 s of E1 at 50 connections: no errors, no memory growth trend (RESILIENCE_LONG=1)', async () => {
-    await database.truncate();
-    const { hostapp, miniapp } = await partners();
-    const instance = await platform();
-    const samples: Array<{ t: number; rss: number; heap: number }> = [];
-    const started = performance.now();
-    const sampler = setInterval(async () => {
-      const metrics = await fetch(`${instance.url}/metrics`).then((response) => response.text()).catch(() => '');
-      const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN);
-      samples.push({ t: (performance.now() - started) / 1000, rss: instance.rssBytes() ?? Number.NaN, heap });
-    }, 1_000);
-    const body = JSON.stringify({ app_id: PARTIES.appId, client_id: PARTIES.clientId, order: { currency: 'VND', amount: '125000.50', miniapp_order_id: 'soak-[<id>]' } });
-    const result = await autocannon({
-      url: `${instance.url}/api/v1/orders/create-order-payment/`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: miniappAuthorization },
-      body,
-      idReplacement: true,
-      connections: 50,
-      duration: 60,
-    });
-    clearInterval(sampler);
-    const steady = samples.filter((sample) => sample.t >= 20 && Number.isFinite(sample.rss) && Number.isFinite(sample.heap));
-    const rssSlope = slope(steady.map((sample) => [sample.t, sample.rss / 2 ** 20]));
-    const heapSlope = slope(steady.map((sample) => [sample.t, sample.heap / 2 ** 20]));
-    const summary = `${result.requests.total} requests, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} time-outs; RSS slope ${rssSlope.toFixed(3)} MiB/s, heap slope ${heapSlope.toFixed(3)} MiB/s over ${steady.length} samples`;
-    console.log(`soak: ${summary}`);
-    expect(result.requests.total, summary).toBeGreaterThan(0);
-    expect([result.non2xx, result.errors, result.timeouts], summary).toEqual([0, 0, 0]);
-    expect(steady.length, summary).toBeGreaterThanOrEqual(30);
-    // Generous: a leak of a few KiB per request at this rate shows up as whole MiB per second.
-    expect(heapSlope, summary).toBeLessThan(0.5);
-    expect(rssSlope, summary).toBeLessThan(1);
-    await instance.stop();
-    await Promise.all([hostapp.stop(), miniapp.stop()]);
-  }, 180_000);
+  it.skipIf(!long)(
+    '(c) 60 s of E1 at 50 connections: no errors, no memory growth trend (RESILIENCE_LONG=1)',
+    async () => {
+      await database.truncate();
+      const { hostapp, miniapp } = await partners();
+      const instance = await platform();
+      const samples: Array<{ t: number; rss: number; heap: number }> = [];
+      const started = performance.now();
+      const sampler = setInterval(async () => {
+        const metrics = await fetch(`${instance.url}/metrics`)
+          .then((response) => response.text())
+          .catch(() => '');
+        const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN);
+        samples.push({ t: (performance.now() - started) / 1000, rss: instance.rssBytes() ?? Number.NaN, heap });
+      }, 1_000);
+      const body = JSON.stringify({
+        app_id: PARTIES.appId,
+        client_id: PARTIES.clientId,
+        order: { currency: 'VND', amount: '125000.50', miniapp_order_id: 'soak-[<id>]' },
+      });
+      const result = await autocannon({
+        url: `${instance.url}/api/v1/orders/create-order-payment/`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: miniappAuthorization },
+        body,
+        idReplacement: true,
+        connections: 50,
+        duration: 60,
+      });
+      clearInterval(sampler);
+      const steady = samples.filter((sample) => sample.t >= 20 && Number.isFinite(sample.rss) && Number.isFinite(sample.heap));
+      const rssSlope = slope(steady.map((sample) => [sample.t, sample.rss / 2 ** 20]));
+      const heapSlope = slope(steady.map((sample) => [sample.t, sample.heap / 2 ** 20]));
+      const summary = `${result.requests.total} requests, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} time-outs; RSS slope ${rssSlope.toFixed(3)} MiB/s, heap slope ${heapSlope.toFixed(3)} MiB/s over ${steady.length} samples`;
+      console.log(`soak: ${summary}`);
+      expect(result.requests.total, summary).toBeGreaterThan(0);
+      expect([result.non2xx, result.errors, result.timeouts], summary).toEqual([0, 0, 0]);
+      expect(steady.length, summary).toBeGreaterThanOrEqual(30);
+      // Generous: a leak of a few KiB per request at this rate shows up as whole MiB per second.
+      expect(heapSlope, summary).toBeLessThan(0.5);
+      expect(rssSlope, summary).toBeLessThan(1);
+      await instance.stop();
+      await Promise.all([hostapp.stop(), miniapp.stop()]);
+    },
+    180_000,
+  );
 });
 
 /** Least-squares slope of y over x. */

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operation } from '../../src/contract/operations.js';
-import { nextAttemptAt, type RetrySchedule } from '../../src/delivery/retrySchedule.js';
+import { nextAttemptAt, type RetrySchedule } from '../../src/platform/delivery/retrySchedule.js';
 import { DeliveryRig } from './support/deliveryRig.js';
 
 const schedule = operation('receiveOrderCompletion').extensions['x-retry-schedule'] as unknown as RetrySchedule;

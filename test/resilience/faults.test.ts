@@ -6,8 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { operation } from '../../src/contract/operations.js';
-import { retrySchedule } from '../../src/delivery/retrySchedule.js';
-import { HOSTAPP_PATHS, MINIAPP_PATHS, type Behaviour, type FakePartner } from './support/fakePartner.js';
+import { retrySchedule } from '../../src/platform/delivery/retrySchedule.js';
+import { HOSTAPP_PATHS, MINIAPP_PATHS, type Behaviour } from './support/fakePartner.js';
 import { eventually, startHarness, type Harness } from './support/platformHarness.js';
 import {
   ADMIN_TOKEN,
@@ -52,7 +52,11 @@ const hostappFaults: Array<{ name: string; behaviour: Behaviour; code: 'HOSTAPP_
   { name: 'answers HTTP 500', behaviour: { kind: 'status', status: 500 }, code: 'HOSTAPP_UNAVAILABLE' },
   { name: 'answers HTTP 404', behaviour: { kind: 'status', status: 404 }, code: 'HOSTAPP_UNAVAILABLE' },
   { name: 'answers non-JSON', behaviour: { kind: 'notJson' }, code: 'HOSTAPP_INVALID_RESPONSE' },
-  { name: 'answers a body that breaks its API', behaviour: { kind: 'invalidBody', body: '{"order_payment_id":12,"payment_status":7}' }, code: 'HOSTAPP_INVALID_RESPONSE' },
+  {
+    name: 'answers a body that breaks its API',
+    behaviour: { kind: 'invalidBody', body: '{"order_payment_id":12,"payment_status":7}' },
+    code: 'HOSTAPP_INVALID_RESPONSE',
+  },
   { name: 'closes the connection mid-answer', behaviour: { kind: 'closeMidResponse' }, code: 'HOSTAPP_UNAVAILABLE' },
 ];
 
@@ -154,7 +158,8 @@ describe('event receiver faults (E8 and sendMiniappEvent → E7)', () => {
 describe('time-outs (the contract x-timeout-ms)', () => {
   it(`hanging partners: E1 after ${E3_TIMEOUT_MS} ms, E2 after ${E4_TIMEOUT_MS} ms, events after ${E7_TIMEOUT_MS} ms, never much later`, async () => {
     const orderPaymentId = await newOrder();
-    for (const path of [HOSTAPP_PATHS.createOrderPayment, HOSTAPP_PATHS.paymentStatus, HOSTAPP_PATHS.events]) harness.hostapp.behave(path, { kind: 'hang' });
+    for (const path of [HOSTAPP_PATHS.createOrderPayment, HOSTAPP_PATHS.paymentStatus, HOSTAPP_PATHS.events])
+      harness.hostapp.behave(path, { kind: 'hang' });
     harness.miniapp.behave(MINIAPP_PATHS.events, { kind: 'hang' });
     const timed = async <T>(call: () => Promise<T>) => {
       const started = performance.now();
@@ -200,7 +205,11 @@ describe('miniapp server faults on E6: retried on the contract schedule', () => 
       try {
         expect((await completeOrder(url(), orderPaymentId)).status).toBe(200);
         let delivery: Awaited<ReturnType<typeof deliveryOf>>;
-        await eventually(async () => ((delivery = await deliveryOf(url(), orderPaymentId))?.attempts.length ?? 0) >= 1, 20_000, 'the first E6 attempt');
+        await eventually(
+          async () => ((delivery = await deliveryOf(url(), orderPaymentId))?.attempts.length ?? 0) >= 1,
+          20_000,
+          'the first E6 attempt',
+        );
         const [first] = delivery!.attempts;
         expect(first!.outcome).toBe('failed');
         expect(delivery!.status).toBe('pending');
@@ -221,7 +230,11 @@ describe('miniapp server faults on E6: retried on the contract schedule', () => 
     const before = harness.miniapp.count(MINIAPP_PATHS.completeOrder);
     expect((await completeOrder(url(), orderPaymentId)).status).toBe(200);
     let delivery: Awaited<ReturnType<typeof deliveryOf>>;
-    await eventually(async () => (delivery = await deliveryOf(url(), orderPaymentId))?.status === 'delivered', firstDelay.max + 15_000, 'the E6 retry');
+    await eventually(
+      async () => (delivery = await deliveryOf(url(), orderPaymentId))?.status === 'delivered',
+      firstDelay.max + 15_000,
+      'the E6 retry',
+    );
     const [first, second] = delivery!.attempts;
     expect(delivery!.attempts.map((attempt) => attempt.outcome)).toEqual(['failed', 'delivered']);
     expect(first!.http_status, JSON.stringify(delivery)).toBe(503);

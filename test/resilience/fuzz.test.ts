@@ -12,7 +12,7 @@ import { loadDocument, resolve, type JsonObject } from '../../src/contract/docum
 import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
 import { copyJson } from '../../src/contract/jsonPath.js';
 import { check, operation } from '../../src/contract/operations.js';
-import { invalidInputCode } from '../../src/http/apiError.js';
+import { invalidInputCode } from '../../src/contract/errors.js';
 import { arbitraryFor } from './support/contractArbitrary.js';
 import { effective } from './support/contractSchema.js';
 import { HOSTAPP_PATHS, MINIAPP_PATHS } from './support/fakePartner.js';
@@ -64,7 +64,8 @@ function requestSchemaRef(operationId: string): unknown {
   const document = loadDocument('platform');
   for (const pathItem of Object.values(document.paths)) {
     for (const op of Object.values(pathItem) as JsonObject[]) {
-      if (op?.operationId === operationId) return ((resolve<JsonObject>(document, op.requestBody).content as JsonObject)['application/json'] as JsonObject).schema;
+      if (op?.operationId === operationId)
+        return ((resolve<JsonObject>(document, op.requestBody).content as JsonObject)['application/json'] as JsonObject).schema;
     }
   }
   throw new Error(`no operation ${operationId}`);
@@ -109,12 +110,18 @@ function casesFor(spec: OperationSpec): Case[] {
   const schema = requestSchemaRef(spec.operationId);
   const rng = random(SEED ^ hashOf(spec.operationId));
   const cases: Case[] = [];
-  const mutationsFor = (valid: Record<string, unknown>) => [...mutationsOf('platform', schema, valid), ...(spec.extraMutations?.(valid) ?? [])];
+  const mutationsFor = (valid: Record<string, unknown>) => [
+    ...mutationsOf('platform', schema, valid),
+    ...(spec.extraMutations?.(valid) ?? []),
+  ];
   const example = spec.prepare(firstExample(spec.operationId) as Record<string, unknown>, -1);
   cases.push(toCase('valid', 'the contract example', example));
   for (const mutation of mutationsFor(example)) cases.push(toCase('invalid', mutation.label, mutation.body()));
   for (const odd of oddBodies(stringifyLossless(example))) cases.push({ kind: 'odd', ...odd });
-  const generated = fc.sample(arbitraryFor('platform', schema), { seed: SEED ^ hashOf(spec.operationId), numRuns: Math.max(RUNS - cases.length, 1) });
+  const generated = fc.sample(arbitraryFor('platform', schema), {
+    seed: SEED ^ hashOf(spec.operationId),
+    numRuns: Math.max(RUNS - cases.length, 1),
+  });
   for (const [index, value] of generated.entries()) {
     if (cases.length >= RUNS) break;
     const valid = spec.prepare(copyJson(value) as Record<string, unknown>, index);
@@ -171,11 +178,20 @@ interface Report {
   problems: string[];
 }
 
-async function fuzz(harness: Harness, spec: OperationSpec, onValid?: (outcome: Outcome, body: Record<string, unknown>) => void): Promise<Report> {
+async function fuzz(
+  harness: Harness,
+  spec: OperationSpec,
+  onValid?: (outcome: Outcome, body: Record<string, unknown>) => void,
+): Promise<Report> {
   const op = operation(spec.operationId);
   const invalidCode = invalidInputCode(op);
   const cases = casesFor(spec);
-  const report: Report = { sent: { valid: 0, invalid: 0, odd: 0 }, successes: { valid: 0, invalid: 0, odd: 0 }, expectedPartnerCalls: 0, problems: [] };
+  const report: Report = {
+    sent: { valid: 0, invalid: 0, odd: 0 },
+    successes: { valid: 0, invalid: 0, odd: 0 },
+    expectedPartnerCalls: 0,
+    problems: [],
+  };
   let next = 0;
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const worker = async () => {
@@ -185,7 +201,10 @@ async function fuzz(harness: Harness, spec: OperationSpec, onValid?: (outcome: O
       const outcome = await send(harness, spec, item, agent);
       report.sent[item.kind]++;
       const problem = judge(op, invalidCode, spec, item, outcome);
-      if (problem) report.problems.push(`case ${index} (${item.kind}: ${item.label}): ${problem}; answer ${outcome.status} ${stringifyLossless(outcome.body).slice(0, 300)}`);
+      if (problem)
+        report.problems.push(
+          `case ${index} (${item.kind}: ${item.label}): ${problem}; answer ${outcome.status} ${stringifyLossless(outcome.body).slice(0, 300)}`,
+        );
       if (outcome.status === 200) {
         report.successes[item.kind]++;
         const body = item.body ?? safeParse(outcome.bytes);
@@ -212,7 +231,13 @@ function safeParse(bytes: Uint8Array): unknown {
 }
 
 /** What is wrong with an answer, or undefined when it is what the contract promises. */
-function judge(op: ReturnType<typeof operation>, invalidCode: string, spec: OperationSpec, item: Case, outcome: Outcome): string | undefined {
+function judge(
+  op: ReturnType<typeof operation>,
+  invalidCode: string,
+  spec: OperationSpec,
+  item: Case,
+  outcome: Outcome,
+): string | undefined {
   if (outcome.status >= 500) return 'a 5xx answer';
   const documented = op.responses.get(String(outcome.status));
   if (!documented) return `HTTP ${outcome.status} is not documented for ${op.operationId}`;
@@ -224,7 +249,8 @@ function judge(op: ReturnType<typeof operation>, invalidCode: string, spec: Oper
     const code = (outcome.body as { error_code?: string }).error_code;
     if (outcome.status !== 400 || code !== invalidCode) return `expected 400 ${invalidCode}`;
   }
-  if (item.kind === 'valid' && !spec.validAnswer(outcome, item.body as Record<string, unknown>)) return 'not the answer a valid request gets';
+  if (item.kind === 'valid' && !spec.validAnswer(outcome, item.body as Record<string, unknown>))
+    return 'not the answer a valid request gets';
   return undefined;
 }
 
@@ -238,11 +264,16 @@ function expectClean(spec: OperationSpec, report: Report, received: number): voi
   if (report.problems.length > 0 || received !== report.expectedPartnerCalls) {
     const kinds = new Map<string, number>();
     for (const problem of report.problems) {
-      const kind = problem.replace(/^case \d+ \((\w+)[^)]*\)/, '$1').replace(/(error_message":").*$/, '$1…').replace(/generated #\d+, /, '');
+      const kind = problem
+        .replace(/^case \d+ \((\w+)[^)]*\)/, '$1')
+        .replace(/(error_message":").*$/, '$1…')
+        .replace(/generated #\d+, /, '');
       kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     }
     const histogram = [...kinds].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${String(count).padStart(6)}  ${kind}`);
-    console.error(`${headline}\nreproduce with FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}\nproblems by kind:\n${histogram.join('\n')}\nfirst problems:\n${report.problems.slice(0, 25).join('\n')}`);
+    console.error(
+      `${headline}\nreproduce with FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}\nproblems by kind:\n${histogram.join('\n')}\nfirst problems:\n${report.problems.slice(0, 25).join('\n')}`,
+    );
   }
   expect(total, headline).toBeGreaterThanOrEqual(RUNS);
   expect(report.sent.valid, headline).toBeGreaterThan(0);
@@ -259,7 +290,8 @@ const e3ItemFields = [...effective('hostapp', [{ $ref: '#/components/schemas/Hos
 const knownOrders: string[] = [];
 const pickOrder = (index: number, body: Record<string, unknown>) => {
   // One request in ten names an order payment nobody created: ORDER_NOT_FOUND, no partner call.
-  if (knownOrders.length > 0 && (index < 0 || index % 10 !== 0)) body.order_payment_id = knownOrders[Math.abs(index * 7919) % knownOrders.length];
+  if (knownOrders.length > 0 && (index < 0 || index % 10 !== 0))
+    body.order_payment_id = knownOrders[Math.abs(index * 7919) % knownOrders.length];
   return body;
 };
 const createdOrderPayments = new Set<string>();
@@ -289,7 +321,8 @@ const specs: Record<OperationSpec['operationId'], OperationSpec> = {
         },
       }));
     },
-    validAnswer: (outcome) => outcome.status === 200 && typeof (outcome.body as { order_payment_id?: unknown }).order_payment_id === 'string',
+    validAnswer: (outcome) =>
+      outcome.status === 200 && typeof (outcome.body as { order_payment_id?: unknown }).order_payment_id === 'string',
     // An odd encoding of a body already accepted is the same request: E1 answers it idempotently,
     // without a second E3. Each order payment id therefore stands for exactly one E3 call.
     partnerCallsOnSuccess: (_body, outcome) => {
@@ -351,44 +384,66 @@ describe(`contract fuzzing (FUZZ_SEED=${SEED}, ${RUNS} requests per operation)`,
     await harness?.close();
   }, 60_000);
 
-  it('createOrderPayment: valid orders reach E3 once each, nothing else does', async () => {
-    const spec = specs.createOrderPayment;
-    const report = await fuzz(harness, spec, (outcome) => {
-      if (outcome.status === 200) knownOrders.push(String((outcome.body as { order_payment_id: string }).order_payment_id));
-    });
-    expectClean(spec, report, spec.partnerCount(harness));
-  }, TIMEOUT);
+  it(
+    'createOrderPayment: valid orders reach E3 once each, nothing else does',
+    async () => {
+      const spec = specs.createOrderPayment;
+      const report = await fuzz(harness, spec, (outcome) => {
+        if (outcome.status === 200) knownOrders.push(String((outcome.body as { order_payment_id: string }).order_payment_id));
+      });
+      expectClean(spec, report, spec.partnerCount(harness));
+    },
+    TIMEOUT,
+  );
 
-  it('getPaymentStatus: only valid queries of known in-process payments reach E4', async () => {
-    await ensureOrders();
-    const spec = specs.getPaymentStatus;
-    const report = await fuzz(harness, spec);
-    expectClean(spec, report, spec.partnerCount(harness));
-  }, TIMEOUT);
+  it(
+    'getPaymentStatus: only valid queries of known in-process payments reach E4',
+    async () => {
+      await ensureOrders();
+      const spec = specs.getPaymentStatus;
+      const report = await fuzz(harness, spec);
+      expectClean(spec, report, spec.partnerCount(harness));
+    },
+    TIMEOUT,
+  );
 
-  it('completeOrder: every transition reaches E6 exactly once, invalid reports change nothing', async () => {
-    await ensureOrders();
-    const spec = specs.completeOrder;
-    const report = await fuzz(harness, spec);
-    expectClean(spec, report, 0);
-    const { store } = harness.running.platform;
-    await eventually(async () => (await store.outbox.countPending()) === 0, 60_000, 'the E6 outbox to drain');
-    const [terminal] = await store.db.query<{ count: number }>("SELECT count(*)::int AS count FROM order_payments WHERE payment_status <> 'in_process'");
-    const callbacks = harness.miniapp.requests(MINIAPP_PATHS.completeOrder);
-    const eventIds = new Set(callbacks.map((request) => request.headers['x-minibridge-event-id']));
-    expect(callbacks.length, summary(spec, report, callbacks.length)).toBe(terminal!.count);
-    expect(eventIds.size).toBe(callbacks.length);
-  }, TIMEOUT);
+  it(
+    'completeOrder: every transition reaches E6 exactly once, invalid reports change nothing',
+    async () => {
+      await ensureOrders();
+      const spec = specs.completeOrder;
+      const report = await fuzz(harness, spec);
+      expectClean(spec, report, 0);
+      const { store } = harness.running.platform;
+      await eventually(async () => (await store.outbox.countPending()) === 0, 60_000, 'the E6 outbox to drain');
+      const [terminal] = await store.db.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM order_payments WHERE payment_status <> 'in_process'",
+      );
+      const callbacks = harness.miniapp.requests(MINIAPP_PATHS.completeOrder);
+      const eventIds = new Set(callbacks.map((request) => request.headers['x-minibridge-event-id']));
+      expect(callbacks.length, summary(spec, report, callbacks.length)).toBe(terminal!.count);
+      expect(eventIds.size).toBe(callbacks.length);
+    },
+    TIMEOUT,
+  );
 
-  it('sendHostappEvent: only valid events reach the miniapp E7', async () => {
-    const spec = specs.sendHostappEvent;
-    expectClean(spec, await fuzz(harness, spec), spec.partnerCount(harness));
-  }, TIMEOUT);
+  it(
+    'sendHostappEvent: only valid events reach the miniapp E7',
+    async () => {
+      const spec = specs.sendHostappEvent;
+      expectClean(spec, await fuzz(harness, spec), spec.partnerCount(harness));
+    },
+    TIMEOUT,
+  );
 
-  it('sendMiniappEvent: only valid events reach the host app E7', async () => {
-    const spec = specs.sendMiniappEvent;
-    expectClean(spec, await fuzz(harness, spec), spec.partnerCount(harness));
-  }, TIMEOUT);
+  it(
+    'sendMiniappEvent: only valid events reach the host app E7',
+    async () => {
+      const spec = specs.sendMiniappEvent;
+      expectClean(spec, await fuzz(harness, spec), spec.partnerCount(harness));
+    },
+    TIMEOUT,
+  );
 
   it('the platform is still up and ready after all of it', async () => {
     const response = await fetch(`${harness.running.url}/readyz`);

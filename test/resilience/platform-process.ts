@@ -4,7 +4,7 @@
  * MINIBRIDGE_WORKER, ...), on a free loopback port. Prints `READY <url>` once listening (see
  * startChild); SIGTERM closes it gracefully, SIGKILL is what the crash tests use.
  */
-import { startPlatform } from '../../src/server.js';
+import { startPlatform } from '../../src/platform/server.js';
 import { announce, exitOnSignal } from './support/announce.js';
 
 const running = await startPlatform({ config: { port: 0, host: '127.0.0.1' } });

@@ -25,7 +25,11 @@ it(
       LOG_LEVEL: 'info',
     };
     delete env.HOST;
-    const child = spawn('npm', ['start', '--silent'], { cwd: new URL('../..', import.meta.url).pathname, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['start', '--silent'], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

@@ -3,13 +3,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { basicAuthorization, prefixedAuthorization } from '../../src/auth/credentials.js';
-import { signRequest } from '../../src/auth/signing.js';
-import { createPlatformClient } from '../../src/clients/platform.js';
-import { registryFrom } from '../../src/registry/loadRegistry.js';
-import { MAGIC_AMOUNTS, magicAmountsTable } from '../../src/sandbox/magicAmounts.js';
-import { SANDBOX_HOSTAPP, SANDBOX_MINIAPP, SANDBOX_SIGNING_SECRETS, startSandbox, type RunningSandbox } from '../../src/sandbox/startSandbox.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import { basicAuthorization, prefixedAuthorization } from '../../src/wire/credentials.js';
+import { signRequest } from '../../src/wire/signing.js';
+import { createPlatformClient } from '../../src/shipped/clients/platform.js';
+import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
+import { MAGIC_AMOUNTS, magicAmountsTable } from '../../src/tools/sandbox/magicAmounts.js';
+import {
+  SANDBOX_HOSTAPP,
+  SANDBOX_MINIAPP,
+  SANDBOX_SIGNING_SECRETS,
+  startSandbox,
+  type RunningSandbox,
+} from '../../src/tools/sandbox/startSandbox.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 
 /** Starting PGlite (WASM) takes seconds, far more on a busy machine. */
 const START_TIMEOUT_MS = 90_000;
@@ -25,7 +31,14 @@ async function startBoth(options: { autoConfirmMs?: number; signing?: boolean } 
   const sandbox = await startSandbox({ platformUrl: () => platformUrl, hostappPort: 0, miniappPort: 0, ...options });
   const platform = await startPlatform({
     registry: registryFrom(sandbox.registry),
-    config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', worker: { pollMs: 100, batchSize: 10, leaseMs: 60_000, enabled: true } },
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: 'memory://',
+      databaseUrl: undefined,
+      logLevel: 'silent',
+      worker: { pollMs: 100, batchSize: 10, leaseMs: 60_000, enabled: true },
+    },
   });
   platformUrl = platform.url;
   return { platform, sandbox };
@@ -37,12 +50,19 @@ async function stopBoth(running: Running | undefined): Promise<void> {
 }
 
 function miniappClient(platformUrl: string) {
-  return createPlatformClient({ baseUrl: platformUrl, headers: { Authorization: basicAuthorization(SANDBOX_MINIAPP.appId, SANDBOX_MINIAPP.secretKey) } });
+  return createPlatformClient({
+    baseUrl: platformUrl,
+    headers: { Authorization: basicAuthorization(SANDBOX_MINIAPP.appId, SANDBOX_MINIAPP.secretKey) },
+  });
 }
 
 async function createOrder(platformUrl: string, amount: string | number, miniappOrderId: string) {
   const { data, error, response } = await miniappClient(platformUrl).POST('/api/v1/orders/create-order-payment/', {
-    body: { app_id: SANDBOX_MINIAPP.appId, client_id: SANDBOX_HOSTAPP.clientId, order: { currency: 'VND', amount, miniapp_order_id: miniappOrderId } },
+    body: {
+      app_id: SANDBOX_MINIAPP.appId,
+      client_id: SANDBOX_HOSTAPP.clientId,
+      order: { currency: 'VND', amount, miniapp_order_id: miniappOrderId },
+    },
   });
   return { status: response.status, data, error };
 }
@@ -63,7 +83,9 @@ async function act(hostappUrl: string, orderPaymentId: string, action: 'confirm'
 }
 
 function completionFor(sandbox: RunningSandbox, orderPaymentId: string) {
-  return sandbox.received.completions.find((completion) => (completion.body as { hostapp_order_payment_id: string }).hostapp_order_payment_id === orderPaymentId);
+  return sandbox.received.completions.find(
+    (completion) => (completion.body as { hostapp_order_payment_id: string }).hostapp_order_payment_id === orderPaymentId,
+  );
 }
 
 describe('sandbox with the platform (PGlite in memory)', () => {
@@ -79,17 +101,30 @@ describe('sandbox with the platform (PGlite in memory)', () => {
     expect(created.status).toBe(200);
     const id = created.data!.order_payment_id;
     expect(id).toMatch(/^hop_sbx_/);
-    expect(sandbox.hostapp.payments.get(id)).toMatchObject({ amount: '125000.50', currency: 'VND', payment_status: 'in_process', miniapp_order_id: 'ORD-E2E-1' });
+    expect(sandbox.hostapp.payments.get(id)).toMatchObject({
+      amount: '125000.50',
+      currency: 'VND',
+      payment_status: 'in_process',
+      miniapp_order_id: 'ORD-E2E-1',
+    });
 
     const confirmed = await act(sandbox.hostappUrl, id, 'confirm');
     expect(confirmed.status).toBe(200);
-    expect(confirmed.body).toMatchObject({ payment_status: 'paid', complete_order: { attempts: 1, answer: { status: 200, body: { code: 'SUCCESS' } } } });
+    expect(confirmed.body).toMatchObject({
+      payment_status: 'paid',
+      complete_order: { attempts: 1, answer: { status: 200, body: { code: 'SUCCESS' } } },
+    });
 
     await vi.waitFor(() => expect(completionFor(sandbox, id)).toBeDefined(), waitLong);
     expect(completionFor(sandbox, id)).toMatchObject({
       delivery_attempt: 1,
       event_id: expect.any(String),
-      body: { hostapp_order_payment_id: id, hostapp_client_id: SANDBOX_HOSTAPP.clientId, payment_status: 'paid', miniapp_order_id: 'ORD-E2E-1' },
+      body: {
+        hostapp_order_payment_id: id,
+        hostapp_client_id: SANDBOX_HOSTAPP.clientId,
+        payment_status: 'paid',
+        miniapp_order_id: 'ORD-E2E-1',
+      },
     });
     expect(await askStatus(platform.url, id)).toMatchObject({ order_payment_id: id, payment_status: 'paid' });
   });
@@ -109,7 +144,10 @@ describe('sandbox with the platform (PGlite in memory)', () => {
     expect(failed.body).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Card expired' });
     expect(conflict).toMatchObject({ status: 409, body: { error_code: 'PAYMENT_STATUS_CONFLICT' } });
     expect(unknown).toMatchObject({ status: 404, body: { error_code: 'ORDER_NOT_FOUND' } });
-    await vi.waitFor(() => expect(completionFor(sandbox, toFail)?.body).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Card expired' }), waitLong);
+    await vi.waitFor(
+      () => expect(completionFor(sandbox, toFail)?.body).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Card expired' }),
+      waitLong,
+    );
   });
 
   describe.each(MAGIC_AMOUNTS.map((entry) => [entry.amount, entry] as const))('magic amount %s', (amount, entry) => {
@@ -152,7 +190,13 @@ describe('sandbox with the platform (PGlite in memory)', () => {
       headers: { Authorization: prefixedAuthorization(SANDBOX_HOSTAPP.tokenPrefix, SANDBOX_HOSTAPP.clientId, SANDBOX_HOSTAPP.secretKey) },
     });
     const { data, response } = await hostapp.POST('/api/v1/events/hostapp/', {
-      body: { app_id: SANDBOX_MINIAPP.appId, client_id: SANDBOX_HOSTAPP.clientId, event_type: 'user_profile_updated', external_event_id: 'ext-e8-1', payload: { user_id: 'u_1' } },
+      body: {
+        app_id: SANDBOX_MINIAPP.appId,
+        client_id: SANDBOX_HOSTAPP.clientId,
+        event_type: 'user_profile_updated',
+        external_event_id: 'ext-e8-1',
+        payload: { user_id: 'u_1' },
+      },
     });
     expect(response.status).toBe(200);
     expect(data).toMatchObject({ received: true, event_id: expect.any(String) });
@@ -196,11 +240,19 @@ describe('sandbox with signing on and auto-confirm', () => {
   it('verifies the platform’s signatures (E3, E6), signs E5, and confirms by itself', async () => {
     const { platform, sandbox } = running!;
     expect(sandbox.registry.hostapps[0].signing).toEqual({ enabled: true, secrets: SANDBOX_SIGNING_SECRETS.hostapp });
-    const body = JSON.stringify({ app_id: SANDBOX_MINIAPP.appId, client_id: SANDBOX_HOSTAPP.clientId, order: { currency: 'VND', amount: '99.99' } });
+    const body = JSON.stringify({
+      app_id: SANDBOX_MINIAPP.appId,
+      client_id: SANDBOX_HOSTAPP.clientId,
+      order: { currency: 'VND', amount: '99.99' },
+    });
     const post = (headers: Record<string, string>) =>
       fetch(`${platform.url}/api/v1/orders/create-order-payment/`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: basicAuthorization(SANDBOX_MINIAPP.appId, SANDBOX_MINIAPP.secretKey), ...headers },
+        headers: {
+          'content-type': 'application/json',
+          authorization: basicAuthorization(SANDBOX_MINIAPP.appId, SANDBOX_MINIAPP.secretKey),
+          ...headers,
+        },
         body,
       });
     const unsigned = await post({});
@@ -216,8 +268,8 @@ describe('sandbox with signing on and auto-confirm', () => {
 });
 
 describe('sandbox README', () => {
-  it('shows the magic amounts exactly as src/sandbox/magicAmounts.ts defines them', () => {
-    const readme = readFileSync(new URL('../../src/sandbox/README.md', import.meta.url), 'utf8');
+  it('shows the magic amounts exactly as src/tools/sandbox/magicAmounts.ts defines them', () => {
+    const readme = readFileSync(new URL('../../src/tools/sandbox/README.md', import.meta.url), 'utf8');
     expect(readme).toContain(magicAmountsTable());
   });
 });

@@ -1,4 +1,4 @@
-import type { MessageEventLike, WindowLike } from '../../src/sdk/endpoints.js';
+import type { MessageEventLike, WindowLike } from '../../src/shipped/sdk/endpoints.js';
 
 type Listener = (event: MessageEventLike) => void;
 

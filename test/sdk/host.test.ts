@@ -9,7 +9,7 @@ import {
   type MinibridgeEvent,
   type MinibridgeSdk,
   type PaymentData,
-} from '../../src/sdk/index.js';
+} from '../../src/shipped/sdk/index.js';
 import { flush, framePair, type FramePair } from './fakeWindows.js';
 
 const MINIAPP_ORIGIN = 'https://miniapp.example';
@@ -69,7 +69,10 @@ describe('pay through the host bridge', () => {
     startHost({ onPay: () => new Promise((resolve) => (confirm = resolve)) });
     const first = sdk.pay(paymentData);
     await flush();
-    await expect(sdk.pay({ ...paymentData, orderPaymentId: 'hop_10' })).rejects.toMatchObject({ code: 'HOST_ERROR', hostCode: 'PAYMENT_IN_PROGRESS' });
+    await expect(sdk.pay({ ...paymentData, orderPaymentId: 'hop_10' })).rejects.toMatchObject({
+      code: 'HOST_ERROR',
+      hostCode: 'PAYMENT_IN_PROGRESS',
+    });
     confirm('success');
     await expect(first).resolves.toEqual({ status: 'success' });
   });
@@ -94,7 +97,11 @@ describe('the host checks what it receives', () => {
     miniappPostsRaw({ protocol: 'minibridge-bridge', version: 1, id: 'r1', type: 'pay', paymentData: { ...paymentData, amount: '1.001' } });
     await flush();
     expect(called).toBe(false);
-    expect(lastAnswer()).toMatchObject({ type: 'error', replyTo: 'r1', error: { code: 'INVALID_MESSAGE', message: expect.stringMatching(/amount/) } });
+    expect(lastAnswer()).toMatchObject({
+      type: 'error',
+      replyTo: 'r1',
+      error: { code: 'INVALID_MESSAGE', message: expect.stringMatching(/amount/) },
+    });
     expect(refused).toHaveLength(1);
   });
 
@@ -124,7 +131,9 @@ describe('custom events through the host bridge', () => {
   it('sendPromise resolves with what onCustomEvent returns; send is delivered without an answer', async () => {
     const seen: unknown[] = [];
     startHost({ onCustomEvent: (data, context) => (seen.push({ data, context }), { accepted: data.type }) });
-    await expect(sdk.sendPromise(MinibridgeWebAppCustomEvent, { type: 'add_to_cart', payload: { sku: 'A' } })).resolves.toEqual({ accepted: 'add_to_cart' });
+    await expect(sdk.sendPromise(MinibridgeWebAppCustomEvent, { type: 'add_to_cart', payload: { sku: 'A' } })).resolves.toEqual({
+      accepted: 'add_to_cart',
+    });
     const answersBefore = pair.toMiniapp.length;
     sdk.send(MinibridgeWebAppCustomEvent, { type: 'viewed' });
     await flush();
@@ -141,7 +150,11 @@ describe('custom events through the host bridge', () => {
         throw new Error('not now');
       },
     });
-    await expect(sdk.sendPromise(MinibridgeWebAppCustomEvent, { type: 'x' })).rejects.toMatchObject({ code: 'HOST_REJECTED', hostCode: 'REJECTED', message: expect.stringMatching(/not now/) });
+    await expect(sdk.sendPromise(MinibridgeWebAppCustomEvent, { type: 'x' })).rejects.toMatchObject({
+      code: 'HOST_REJECTED',
+      hostCode: 'REJECTED',
+      message: expect.stringMatching(/not now/),
+    });
   });
 
   it('emit reaches subscribers; a detail that breaks the schema throws and sends nothing', async () => {

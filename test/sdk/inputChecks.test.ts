@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { check, schemaValidator } from '../../src/contract/operations.js';
-import { createMinibridgeSdk, MinibridgeSdkError, MinibridgeWebAppCustomEvent, type MinibridgeSdk, type SdkErrorCode } from '../../src/sdk/index.js';
+import {
+  createMinibridgeSdk,
+  MinibridgeSdkError,
+  MinibridgeWebAppCustomEvent,
+  type MinibridgeSdk,
+  type SdkErrorCode,
+} from '../../src/shipped/sdk/index.js';
 import { framePair, type FramePair } from './fakeWindows.js';
 
 // Every check runs before anything leaves: each failing call must post nothing to the host.
@@ -138,7 +144,9 @@ describe('custom event input checks', () => {
 
   it.each(badData)('send with data %j → INVALID_EVENT_DATA, nothing sent', (data) => {
     setUp();
-    expect(() => sdk.send(MinibridgeWebAppCustomEvent, data as never)).toThrow(expect.objectContaining({ name: 'MinibridgeSdkError', code: 'INVALID_EVENT_DATA' }));
+    expect(() => sdk.send(MinibridgeWebAppCustomEvent, data as never)).toThrow(
+      expect.objectContaining({ name: 'MinibridgeSdkError', code: 'INVALID_EVENT_DATA' }),
+    );
     expect(pair.toHost).toEqual([]);
   });
 
@@ -148,13 +156,20 @@ describe('custom event input checks', () => {
     expect(pair.toHost).toEqual([]);
   });
 
-  it.each([{ type: 'opened' }, { type: 'cart', payload: { items: [1, 2] } }, { type: 'x', payload: null }, { type: 't'.repeat(100), payload: 'text' }])(
-    'send accepts %j',
-    (data) => {
-      setUp();
-      sdk.send(MinibridgeWebAppCustomEvent, data);
-      expect(pair.toHost).toHaveLength(1);
-      expect(pair.toHost[0]!.message).toMatchObject({ type: 'custom_event', eventName: MinibridgeWebAppCustomEvent, data, expectsReply: false });
-    },
-  );
+  it.each([
+    { type: 'opened' },
+    { type: 'cart', payload: { items: [1, 2] } },
+    { type: 'x', payload: null },
+    { type: 't'.repeat(100), payload: 'text' },
+  ])('send accepts %j', (data) => {
+    setUp();
+    sdk.send(MinibridgeWebAppCustomEvent, data);
+    expect(pair.toHost).toHaveLength(1);
+    expect(pair.toHost[0]!.message).toMatchObject({
+      type: 'custom_event',
+      eventName: MinibridgeWebAppCustomEvent,
+      data,
+      expectsReply: false,
+    });
+  });
 });

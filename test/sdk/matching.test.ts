@@ -8,7 +8,7 @@ import {
   MinibridgeWebAppCustomEvent,
   type MinibridgeEvent,
   type MinibridgeSdk,
-} from '../../src/sdk/index.js';
+} from '../../src/shipped/sdk/index.js';
 import { FakeWindow, flush, framePair, type FramePair } from './fakeWindows.js';
 
 const HOST_ORIGIN = 'https://host.example';
@@ -154,7 +154,11 @@ describe('matching answers to requests', () => {
   it('custom_event_result ok: false rejects sendPromise with HOST_REJECTED', async () => {
     const result = outcome(sdk.sendPromise(MinibridgeWebAppCustomEvent, { type: 'buy' }));
     hostSends({ type: 'custom_event_result', replyTo: lastRequest().id, ok: false, error: { code: 'REJECTED', message: 'out of stock' } });
-    expect((await result).error).toMatchObject({ code: 'HOST_REJECTED', hostCode: 'REJECTED', message: expect.stringMatching(/out of stock/) });
+    expect((await result).error).toMatchObject({
+      code: 'HOST_REJECTED',
+      hostCode: 'REJECTED',
+      message: expect.stringMatching(/out of stock/),
+    });
   });
 
   it('ok: false without an error breaks the schema', async () => {

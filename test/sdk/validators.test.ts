@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bundledBridgeSchema, buildSdk, VALIDATED_DEFINITIONS } from '../../scripts/build-sdk.js';
 import { createAjv } from '../../src/contract/ajv.js';
-import { validateMessage } from '../../src/sdk/validation.js';
+import { validateMessage } from '../../src/shipped/sdk/validation.js';
 
 // The SDK validates with code ajv generated at build time. These tests prove it decides exactly
 // as the platform's own ajv set-up (src/contract/ajv.ts, with the x-decimal rule) decides on the
@@ -16,7 +16,14 @@ const ajv = createAjv([]);
 ajv.addSchema(schema);
 const reference = (definition: string) => ajv.getSchema(`${schema.$id as string}#/$defs/${definition}`)!;
 
-const text = (max: number) => fc.oneof(fc.string({ maxLength: 4 }), fc.constant('c'.repeat(max)), fc.constant('c'.repeat(max + 1)), fc.constant('😀'.repeat(max)), fc.integer());
+const text = (max: number) =>
+  fc.oneof(
+    fc.string({ maxLength: 4 }),
+    fc.constant('c'.repeat(max)),
+    fc.constant('c'.repeat(max + 1)),
+    fc.constant('😀'.repeat(max)),
+    fc.integer(),
+  );
 const json = fc.jsonValue({ maxDepth: 2 });
 
 /** Values tried at each path: valid ones and every kind of wrong one. */
@@ -54,17 +61,26 @@ const validMessages: Record<string, Record<string, unknown>> = {
   Envelope: { ...envelope, type: 'anything' },
   PayRequest: { ...envelope, type: 'pay', paymentData: payment },
   PayResult: { ...envelope, type: 'pay_result', replyTo: 'r-1', paymentData: { ...payment, status: 'success' } },
-  CustomEventRequest: { ...envelope, type: 'custom_event', eventName: 'MinibridgeWebAppCustomEvent', data: { type: 'x', payload: [1] }, expectsReply: true },
+  CustomEventRequest: {
+    ...envelope,
+    type: 'custom_event',
+    eventName: 'MinibridgeWebAppCustomEvent',
+    data: { type: 'x', payload: [1] },
+    expectsReply: true,
+  },
   CustomEventResult: { ...envelope, type: 'custom_event_result', replyTo: 'r-1', ok: false, error: { code: 'REJECTED', message: 'no' } },
   HostEvent: { ...envelope, type: 'host_event', detail: { type: 'MinibridgeWebAppCustomEvent', data: { type: 'x' } } },
   BridgeError: { ...envelope, version: 2, type: 'error', replyTo: 'r-1', error: { code: 'INVALID_MESSAGE', message: 'bad' } },
 };
 
-const mutation = fc.tuple(fc.constantFrom(...Object.keys(candidates)), fc.boolean()).chain(([at, remove]) =>
-  (remove ? fc.constant(undefined) : candidates[at]!).map((value) => ({ at, remove, value })),
-);
+const mutation = fc
+  .tuple(fc.constantFrom(...Object.keys(candidates)), fc.boolean())
+  .chain(([at, remove]) => (remove ? fc.constant(undefined) : candidates[at]!).map((value) => ({ at, remove, value })));
 
-function mutated(base: Record<string, unknown>, mutations: Array<{ at: string; remove: boolean; value: unknown }>): Record<string, unknown> {
+function mutated(
+  base: Record<string, unknown>,
+  mutations: Array<{ at: string; remove: boolean; value: unknown }>,
+): Record<string, unknown> {
   const copy = structuredClone(base);
   for (const { at, remove, value } of mutations) {
     const [head, tail] = at.split('.') as [string, string | undefined];
@@ -104,7 +120,13 @@ describe('generated validators', () => {
   });
 
   it('counts string lengths in characters as ajv does (not UTF-16 units)', () => {
-    const withEmoji = { protocol: 'minibridge-bridge', version: 1, id: 'a', type: 'pay', paymentData: { amount: '1', currency: '😀'.repeat(20), orderPaymentId: 'p' } };
+    const withEmoji = {
+      protocol: 'minibridge-bridge',
+      version: 1,
+      id: 'a',
+      type: 'pay',
+      paymentData: { amount: '1', currency: '😀'.repeat(20), orderPaymentId: 'p' },
+    };
     expect(validateMessage('PayRequest', withEmoji).ok).toBe(true);
     expect(reference('PayRequest')(withEmoji)).toBe(true);
   });
@@ -116,7 +138,10 @@ describe('generated/sdk/', () => {
     try {
       const files = await buildSdk(out);
       for (const file of files) {
-        const [fresh, committed] = await Promise.all([readFile(path.join(out, 'sdk', file), 'utf8'), readFile(path.join('generated', 'sdk', file), 'utf8')]);
+        const [fresh, committed] = await Promise.all([
+          readFile(path.join(out, 'sdk', file), 'utf8'),
+          readFile(path.join('generated', 'sdk', file), 'utf8'),
+        ]);
         expect(committed, `generated/sdk/${file}`).toBe(fresh);
       }
     } finally {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-// The pay sheet's amount formatting (src/simulator/public/amount.js, a browser module) in Node,
+// The pay sheet's amount formatting (src/tools/simulator/public/amount.js, a browser module) in Node,
 // whose Intl has the same data as Chromium's.
 type Shown = { number: string; currency: string; excessDigits: boolean };
-const { formatAmount, minorUnits } = (await import('../../src/simulator/public/amount.js' as string)) as {
+const { formatAmount, minorUnits } = (await import('../../src/tools/simulator/public/amount.js' as string)) as {
   formatAmount(amount: string | number, currency: string, locale?: string): Shown;
   minorUnits(currency: string): number | undefined;
 };
@@ -13,7 +13,7 @@ describe('the pay sheet amount', () => {
     expect([minorUnits('VND'), minorUnits('JPY'), minorUnits('USD'), minorUnits('KWD')]).toEqual([0, 0, 2, 3]);
   });
 
-  it('groups digits and shows the currency\'s minor units', () => {
+  it("groups digits and shows the currency's minor units", () => {
     expect(formatAmount('125000', 'VND', 'en-US')).toEqual({ number: '125,000', currency: 'VND', excessDigits: false });
     expect(formatAmount('125000.00', 'VND', 'en-US')).toEqual({ number: '125,000', currency: 'VND', excessDigits: false });
     expect(formatAmount('1234.5', 'USD', 'en-US')).toEqual({ number: '1,234.50', currency: 'USD', excessDigits: false });

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
-import type { NewOrderPayment, OrderPaymentRef, TransitionRequest } from "../../src/store/index.js";
+import { randomUUID } from 'node:crypto';
+import type { NewOrderPayment, OrderPaymentRef, TransitionRequest } from '../../src/platform/store/index.js';
 
 /** A clock tests move by hand. */
-export function manualClock(start = new Date("2026-01-15T10:00:00.000Z")) {
+export function manualClock(start = new Date('2026-01-15T10:00:00.000Z')) {
   let now = start.getTime();
   return {
     now: () => new Date(now),
@@ -19,12 +19,12 @@ export function newOrderPayment(overrides: Partial<NewOrderPayment> = {}): NewOr
   const miniappOrderId = overrides.miniapp_order_id ?? `mo_${randomUUID()}`;
   return {
     order_payment_id: `hop_${randomUUID()}`,
-    app_id: "ma_shop",
-    client_id: "ha_superapp",
+    app_id: 'ma_shop',
+    client_id: 'ha_superapp',
     miniapp_order_id: miniappOrderId,
-    hostapp_user_id: "user_42",
-    amount: "12.30",
-    currency: "VND",
+    hostapp_user_id: 'user_42',
+    amount: '12.30',
+    currency: 'VND',
     order_json: `{"currency":"VND","amount":"12.30","miniapp_order_id":${JSON.stringify(miniappOrderId)}}`,
     custom_attributes: null,
     ...overrides,
@@ -37,7 +37,7 @@ export function refOf(payment: NewOrderPayment): OrderPaymentRef {
 
 export function transitionTo(
   payment: NewOrderPayment,
-  payment_status: TransitionRequest["payment_status"],
+  payment_status: TransitionRequest['payment_status'],
   extra: Partial<TransitionRequest> = {},
 ): TransitionRequest {
   return {
@@ -45,7 +45,7 @@ export function transitionTo(
     payment_status,
     payment_fail_reason: null,
     custom_attributes: null,
-    source: "E5",
+    source: 'E5',
     ...extra,
   };
 }

@@ -1,34 +1,34 @@
-import { beforeEach, describe, expect, it } from "vitest";
-import { idempotencyKeys, type IdempotencyScope } from "../../src/store/idempotency.js";
-import { createStore, type Reservation, type Store } from "../../src/store/index.js";
-import { describeEachBackend } from "../support/databases.js";
-import { hours, manualClock, newOrderPayment, seconds } from "./fixtures.js";
+import { beforeEach, describe, expect, it } from 'vitest';
+import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
+import { createStore, type Reservation, type Store } from '../../src/platform/store/index.js';
+import { describeEachBackend } from '../support/databases.js';
+import { hours, manualClock, newOrderPayment, seconds } from './fixtures.js';
 
 const scope = (overrides: Partial<IdempotencyScope> = {}): IdempotencyScope => ({
-  app_id: "ma_shop",
-  client_id: "ha_superapp",
-  miniapp_order_id: "mo_1",
-  idempotency_key: "key-1",
+  app_id: 'ma_shop',
+  client_id: 'ha_superapp',
+  miniapp_order_id: 'mo_1',
+  idempotency_key: 'key-1',
   ...overrides,
 });
 
-describe("idempotencyKeys", () => {
-  it("names the miniapp order and the Idempotency-Key, each in its scope", () => {
+describe('idempotencyKeys', () => {
+  it('names the miniapp order and the Idempotency-Key, each in its scope', () => {
     expect(idempotencyKeys(scope())).toEqual([
-      { key: "idem:ma_shop:key-1", expires: true },
-      { key: "order:ma_shop:ha_superapp:mo_1", expires: false },
+      { key: 'idem:ma_shop:key-1', expires: true },
+      { key: 'order:ma_shop:ha_superapp:mo_1', expires: false },
     ]);
     expect(idempotencyKeys(scope({ idempotency_key: null, miniapp_order_id: null }))).toEqual([]);
   });
 
-  it("keeps keys apart when identifiers contain the separator", () => {
-    const [a] = idempotencyKeys(scope({ app_id: "a:b", client_id: "c", idempotency_key: null }));
-    const [b] = idempotencyKeys(scope({ app_id: "a", client_id: "b:c", idempotency_key: null }));
+  it('keeps keys apart when identifiers contain the separator', () => {
+    const [a] = idempotencyKeys(scope({ app_id: 'a:b', client_id: 'c', idempotency_key: null }));
+    const [b] = idempotencyKeys(scope({ app_id: 'a', client_id: 'b:c', idempotency_key: null }));
     expect(a!.key).not.toBe(b!.key);
   });
 });
 
-describeEachBackend("idempotency", (database) => {
+describeEachBackend('idempotency', (database) => {
   let store: Store;
   const clock = manualClock();
 
@@ -38,7 +38,7 @@ describeEachBackend("idempotency", (database) => {
 
   async function reserve(s: IdempotencyScope, hash: string): Promise<Reservation> {
     const result = await store.idempotency.reserve(s, hash);
-    if (result.outcome !== "reserved") throw new Error(`expected reserved, got ${result.outcome}`);
+    if (result.outcome !== 'reserved') throw new Error(`expected reserved, got ${result.outcome}`);
     return result.reservation;
   }
 
@@ -49,98 +49,95 @@ describeEachBackend("idempotency", (database) => {
     return payment.order_payment_id;
   }
 
-  it("reserves new keys, then answers in_progress (same body) or conflict (other body) while pending", async () => {
-    await reserve(scope(), "h1");
-    expect(await store.idempotency.reserve(scope(), "h1")).toEqual({ outcome: "in_progress" });
-    expect(await store.idempotency.reserve(scope(), "h2")).toEqual({ outcome: "conflict" });
+  it('reserves new keys, then answers in_progress (same body) or conflict (other body) while pending', async () => {
+    await reserve(scope(), 'h1');
+    expect(await store.idempotency.reserve(scope(), 'h1')).toEqual({ outcome: 'in_progress' });
+    expect(await store.idempotency.reserve(scope(), 'h2')).toEqual({ outcome: 'conflict' });
   });
 
-  it("answers done with the order payment once created, conflict for another body", async () => {
-    const orderPaymentId = await completeWith(scope(), "h1");
+  it('answers done with the order payment once created, conflict for another body', async () => {
+    const orderPaymentId = await completeWith(scope(), 'h1');
     clock.advance(hours(1));
-    expect(await store.idempotency.reserve(scope(), "h1")).toEqual({ outcome: "done", order_payment_id: orderPaymentId });
-    expect(await store.idempotency.reserve(scope({ idempotency_key: null }), "h1")).toEqual({
-      outcome: "done",
+    expect(await store.idempotency.reserve(scope(), 'h1')).toEqual({ outcome: 'done', order_payment_id: orderPaymentId });
+    expect(await store.idempotency.reserve(scope({ idempotency_key: null }), 'h1')).toEqual({
+      outcome: 'done',
       order_payment_id: orderPaymentId,
     });
-    expect(await store.idempotency.reserve(scope({ miniapp_order_id: null }), "h1")).toEqual({
-      outcome: "done",
+    expect(await store.idempotency.reserve(scope({ miniapp_order_id: null }), 'h1')).toEqual({
+      outcome: 'done',
       order_payment_id: orderPaymentId,
     });
-    expect(await store.idempotency.reserve(scope(), "h2")).toEqual({ outcome: "conflict" });
+    expect(await store.idempotency.reserve(scope(), 'h2')).toEqual({ outcome: 'conflict' });
   });
 
-  it("frees released keys so a retry reserves them again", async () => {
-    const reservation = await reserve(scope(), "h1");
+  it('frees released keys so a retry reserves them again', async () => {
+    const reservation = await reserve(scope(), 'h1');
     await store.idempotency.release(reservation);
-    await reserve(scope(), "h2");
+    await reserve(scope(), 'h2');
   });
 
-  it("reserves nothing when one key refuses the request", async () => {
-    await completeWith(scope({ idempotency_key: null }), "h1");
-    expect(await store.idempotency.reserve(scope({ idempotency_key: "fresh" }), "h2")).toEqual({ outcome: "conflict" });
+  it('reserves nothing when one key refuses the request', async () => {
+    await completeWith(scope({ idempotency_key: null }), 'h1');
+    expect(await store.idempotency.reserve(scope({ idempotency_key: 'fresh' }), 'h2')).toEqual({ outcome: 'conflict' });
     // The Idempotency-Key checked alongside was rolled back, so it is free for any body.
-    await reserve(scope({ miniapp_order_id: null, idempotency_key: "fresh" }), "h3");
+    await reserve(scope({ miniapp_order_id: null, idempotency_key: 'fresh' }), 'h3');
   });
 
-  it("takes over a pending reservation abandoned for longer than the stale threshold", async () => {
-    const abandoned = await reserve(scope(), "h1");
+  it('takes over a pending reservation abandoned for longer than the stale threshold', async () => {
+    const abandoned = await reserve(scope(), 'h1');
     clock.advance(seconds(29));
-    expect(await store.idempotency.reserve(scope(), "h1")).toEqual({ outcome: "in_progress" });
+    expect(await store.idempotency.reserve(scope(), 'h1')).toEqual({ outcome: 'in_progress' });
     clock.advance(seconds(1));
-    const takeover = await reserve(scope(), "h2");
+    const takeover = await reserve(scope(), 'h2');
 
     // The crashed request's late completion or release no longer touches the keys.
     await store.idempotency.release(abandoned);
     await store.orderPayments.create(newOrderPayment(), abandoned);
-    expect(await store.idempotency.reserve(scope(), "h2")).toEqual({ outcome: "in_progress" });
+    expect(await store.idempotency.reserve(scope(), 'h2')).toEqual({ outcome: 'in_progress' });
 
     const payment = newOrderPayment();
     await store.orderPayments.create(payment, takeover);
-    expect(await store.idempotency.reserve(scope(), "h2")).toEqual({
-      outcome: "done",
+    expect(await store.idempotency.reserve(scope(), 'h2')).toEqual({
+      outcome: 'done',
       order_payment_id: payment.order_payment_id,
     });
   });
 
-  it("forgets an Idempotency-Key after 24 hours but keeps a miniapp_order_id for good", async () => {
+  it('forgets an Idempotency-Key after 24 hours but keeps a miniapp_order_id for good', async () => {
     const byHeader = scope({ miniapp_order_id: null });
     const byOrder = scope({ idempotency_key: null });
-    await completeWith(byHeader, "h1");
-    const orderPaymentId = await completeWith(byOrder, "h1");
+    await completeWith(byHeader, 'h1');
+    const orderPaymentId = await completeWith(byOrder, 'h1');
 
     clock.advance(hours(24) - 1);
-    expect((await store.idempotency.reserve(byHeader, "h2")).outcome).toBe("conflict");
+    expect((await store.idempotency.reserve(byHeader, 'h2')).outcome).toBe('conflict');
     clock.advance(1);
-    expect((await store.idempotency.reserve(byHeader, "h2")).outcome).toBe("reserved");
+    expect((await store.idempotency.reserve(byHeader, 'h2')).outcome).toBe('reserved');
 
     clock.advance(hours(24 * 365));
-    expect(await store.idempotency.reserve(byOrder, "h1")).toEqual({ outcome: "done", order_payment_id: orderPaymentId });
+    expect(await store.idempotency.reserve(byOrder, 'h1')).toEqual({ outcome: 'done', order_payment_id: orderPaymentId });
   });
 
-  it("purges expired keys only", async () => {
-    await completeWith(scope({ miniapp_order_id: null }), "h1");
-    await completeWith(scope({ idempotency_key: null }), "h1");
+  it('purges expired keys only', async () => {
+    await completeWith(scope({ miniapp_order_id: null }), 'h1');
+    await completeWith(scope({ idempotency_key: null }), 'h1');
     expect(await store.idempotency.purgeExpired()).toBe(0);
     clock.advance(hours(24));
     expect(await store.idempotency.purgeExpired()).toBe(1);
-    const [row] = await database.db.query<{ count: number }>("SELECT count(*)::int AS count FROM idempotency_keys");
+    const [row] = await database.db.query<{ count: number }>('SELECT count(*)::int AS count FROM idempotency_keys');
     expect(row?.count).toBe(1);
   });
 
-  it("treats a request without keys as reserved with nothing to complete", async () => {
+  it('treats a request without keys as reserved with nothing to complete', async () => {
     const none = scope({ miniapp_order_id: null, idempotency_key: null });
-    const result = await store.idempotency.reserve(none, "h1");
-    expect(result).toEqual({ outcome: "reserved", reservation: { reservation_id: expect.any(String), keys: [] } });
+    const result = await store.idempotency.reserve(none, 'h1');
+    expect(result).toEqual({ outcome: 'reserved', reservation: { reservation_id: expect.any(String), keys: [] } });
   });
 
-  it("gives a key to exactly one of two concurrent requests", async () => {
+  it('gives a key to exactly one of two concurrent requests', async () => {
     const other = createStore(await database.connect(), { clock: clock.now });
-    const results = await Promise.all([
-      store.idempotency.reserve(scope(), "h1"),
-      other.idempotency.reserve(scope(), "h1"),
-    ]);
-    expect(results.map((r) => r.outcome).sort()).toEqual(["in_progress", "reserved"]);
+    const results = await Promise.all([store.idempotency.reserve(scope(), 'h1'), other.idempotency.reserve(scope(), 'h1')]);
+    expect(results.map((r) => r.outcome).sort()).toEqual(['in_progress', 'reserved']);
     await other.close();
   });
 });

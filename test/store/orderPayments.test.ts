@@ -1,9 +1,9 @@
-import { beforeEach, describe, expect, it } from "vitest";
-import { createStore, type Store } from "../../src/store/index.js";
-import { describeEachBackend } from "../support/databases.js";
-import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from "./fixtures.js";
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createStore, type Store } from '../../src/platform/store/index.js';
+import { describeEachBackend } from '../support/databases.js';
+import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from './fixtures.js';
 
-describeEachBackend("order payments", (database) => {
+describeEachBackend('order payments', (database) => {
   let store: Store;
   const clock = manualClock();
   let eventIds: string[] = [];
@@ -14,14 +14,14 @@ describeEachBackend("order payments", (database) => {
     store = createStore(database.db, { clock: clock.now, newEventId: () => eventIds.shift() ?? `evt_test_${++n}` });
   });
 
-  it("creates an order payment in_process with its first history entry", async () => {
+  it('creates an order payment in_process with its first history entry', async () => {
     const input = newOrderPayment({ custom_attributes: '{"loyalty_points":120}' });
     const created = await store.orderPayments.create(input, null);
 
-    expect(created.outcome).toBe("created");
+    expect(created.outcome).toBe('created');
     const expected = {
       ...input,
-      payment_status: "in_process",
+      payment_status: 'in_process',
       payment_fail_reason: null,
       created_at: clock.now().toISOString(),
       updated_at: clock.now().toISOString(),
@@ -29,12 +29,12 @@ describeEachBackend("order payments", (database) => {
     expect(created.orderPayment).toEqual(expected);
     expect(await store.orderPayments.get(refOf(input))).toEqual(expected);
     expect(await store.orderPayments.history(refOf(input))).toEqual([
-      { from_status: null, to_status: "in_process", source: "E1", reason: null, at: clock.now().toISOString() },
+      { from_status: null, to_status: 'in_process', source: 'E1', reason: null, at: clock.now().toISOString() },
     ]);
   });
 
-  it("keeps money and the order JSON exactly as sent", async () => {
-    for (const amount of ["12345678901234567890", "0.10", "99999999999999999999", "12.30", "0"]) {
+  it('keeps money and the order JSON exactly as sent', async () => {
+    for (const amount of ['12345678901234567890', '0.10', '99999999999999999999', '12.30', '0']) {
       const orderJson = `{"amount":${amount},"note":"1e400 stays text","tax_amount":"0.10"}`;
       const input = newOrderPayment({ amount, order_json: orderJson });
       await store.orderPayments.create(input, null);
@@ -45,86 +45,94 @@ describeEachBackend("order payments", (database) => {
     const [sum] = await database.db.query<{ amount: string }>(
       "SELECT amount::text AS amount FROM order_payments WHERE amount_text = '12345678901234567890'",
     );
-    expect(sum?.amount).toBe("12345678901234567890.00");
+    expect(sum?.amount).toBe('12345678901234567890.00');
   });
 
-  it("refuses an amount the NUMERIC column would round", async () => {
-    await expect(store.orderPayments.create(newOrderPayment({ amount: "1.005" }), null)).rejects.toThrow();
+  it('refuses an amount the NUMERIC column would round', async () => {
+    await expect(store.orderPayments.create(newOrderPayment({ amount: '1.005' }), null)).rejects.toThrow();
   });
 
-  it("returns the existing record when the host app issues an order_payment_id already on record for this order", async () => {
+  it('returns the existing record when the host app issues an order_payment_id already on record for this order', async () => {
     const input = newOrderPayment();
     await store.orderPayments.create(input, null);
     clock.advance(seconds(5));
     const again = await store.orderPayments.create({ ...input, custom_attributes: '{"retried":true}' }, null);
-    expect(again.outcome).toBe("already_exists");
+    expect(again.outcome).toBe('already_exists');
     expect(again.orderPayment.custom_attributes).toBeNull();
     expect(await store.orderPayments.history(refOf(input))).toHaveLength(1);
   });
 
-  it("writes nothing when the host app issues an order_payment_id already bound to another order (ADR 0016)", async () => {
+  it('writes nothing when the host app issues an order_payment_id already bound to another order (ADR 0016)', async () => {
     const input = newOrderPayment();
     await store.orderPayments.create(input, null);
     const others = [
-      { amount: "99.00" },
-      { app_id: "ma_other" },
-      { miniapp_order_id: "mo_another" },
+      { amount: '99.00' },
+      { app_id: 'ma_other' },
+      { miniapp_order_id: 'mo_another' },
       { miniapp_order_id: null },
       { hostapp_user_id: null },
-      { currency: "USD" },
+      { currency: 'USD' },
       { order_json: `${input.order_json} ` },
     ];
     for (const other of others) {
-      const scope = { app_id: other.app_id ?? input.app_id, client_id: input.client_id, miniapp_order_id: `mo_${Math.random()}`, idempotency_key: null };
-      const reserved = await store.idempotency.reserve(scope, "h-other");
-      if (reserved.outcome !== "reserved") throw new Error(reserved.outcome);
+      const scope = {
+        app_id: other.app_id ?? input.app_id,
+        client_id: input.client_id,
+        miniapp_order_id: `mo_${Math.random()}`,
+        idempotency_key: null,
+      };
+      const reserved = await store.idempotency.reserve(scope, 'h-other');
+      if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
       const again = await store.orderPayments.create({ ...input, ...other }, reserved.reservation);
-      expect(again, JSON.stringify(other)).toMatchObject({ outcome: "bound_elsewhere", orderPayment: { amount: "12.30", app_id: input.app_id } });
+      expect(again, JSON.stringify(other)).toMatchObject({
+        outcome: 'bound_elsewhere',
+        orderPayment: { amount: '12.30', app_id: input.app_id },
+      });
       // The key was not marked done: the same request is still waiting, not answered with another order's id.
-      expect(await store.idempotency.reserve(scope, "h-other")).toEqual({ outcome: "in_progress" });
+      expect(await store.idempotency.reserve(scope, 'h-other')).toEqual({ outcome: 'in_progress' });
     }
     expect(await store.orderPayments.history(refOf(input))).toHaveLength(1);
   });
 
-  it("finds an order payment only within its app_id and client_id", async () => {
+  it('finds an order payment only within its app_id and client_id', async () => {
     const input = newOrderPayment();
     await store.orderPayments.create(input, null);
-    expect(await store.orderPayments.get({ ...refOf(input), app_id: "ma_other" })).toBeNull();
-    expect(await store.orderPayments.get({ ...refOf(input), client_id: "ha_other" })).toBeNull();
-    expect(await store.orderPayments.get({ ...refOf(input), order_payment_id: "hop_unknown" })).toBeNull();
-    expect(await store.orderPayments.history({ ...refOf(input), app_id: "ma_other" })).toEqual([]);
+    expect(await store.orderPayments.get({ ...refOf(input), app_id: 'ma_other' })).toBeNull();
+    expect(await store.orderPayments.get({ ...refOf(input), client_id: 'ha_other' })).toBeNull();
+    expect(await store.orderPayments.get({ ...refOf(input), order_payment_id: 'hop_unknown' })).toBeNull();
+    expect(await store.orderPayments.history({ ...refOf(input), app_id: 'ma_other' })).toEqual([]);
   });
 
-  describe("transitions", () => {
-    it("applies in_process -> terminal with history and an E6 delivery due now", async () => {
+  describe('transitions', () => {
+    it('applies in_process -> terminal with history and an E6 delivery due now', async () => {
       const input = newOrderPayment({ custom_attributes: '{"from_e1":true}' });
       await store.orderPayments.create(input, null);
       clock.advance(seconds(30));
-      eventIds.push("evt_fixed_1");
+      eventIds.push('evt_fixed_1');
 
       const result = await store.orderPayments.transition(
-        transitionTo(input, "failed", {
-          payment_fail_reason: "Insufficient balance",
+        transitionTo(input, 'failed', {
+          payment_fail_reason: 'Insufficient balance',
           custom_attributes: '{"loyalty_points":12345678901234567890.10}',
         }),
       );
 
-      expect(result.outcome).toBe("applied");
-      if (result.outcome !== "applied") return;
+      expect(result.outcome).toBe('applied');
+      if (result.outcome !== 'applied') return;
       const now = clock.now().toISOString();
       expect(result.orderPayment).toMatchObject({
-        payment_status: "failed",
-        payment_fail_reason: "Insufficient balance",
+        payment_status: 'failed',
+        payment_fail_reason: 'Insufficient balance',
         custom_attributes: '{"loyalty_points":12345678901234567890.10}',
         updated_at: now,
       });
       expect(result.delivery).toMatchObject({
-        event_id: "evt_fixed_1",
+        event_id: 'evt_fixed_1',
         order_payment_id: input.order_payment_id,
         app_id: input.app_id,
         client_id: input.client_id,
-        payment_status: "failed",
-        status: "pending",
+        payment_status: 'failed',
+        status: 'pending',
         attempts_made: 0,
         next_attempt_at: now,
         created_at: now,
@@ -132,8 +140,8 @@ describeEachBackend("order payments", (database) => {
         last_error: null,
       });
       expect(await store.orderPayments.history(refOf(input))).toEqual([
-        expect.objectContaining({ from_status: null, to_status: "in_process", source: "E1" }),
-        { from_status: "in_process", to_status: "failed", source: "E5", reason: "Insufficient balance", at: now },
+        expect.objectContaining({ from_status: null, to_status: 'in_process', source: 'E1' }),
+        { from_status: 'in_process', to_status: 'failed', source: 'E5', reason: 'Insufficient balance', at: now },
       ]);
 
       const [claimed] = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
@@ -146,37 +154,37 @@ describeEachBackend("order payments", (database) => {
       );
     });
 
-    it("keeps the E1 custom_attributes when the transition carries none, and omits absent fields from E6", async () => {
+    it('keeps the E1 custom_attributes when the transition carries none, and omits absent fields from E6', async () => {
       const input = newOrderPayment({ miniapp_order_id: null, custom_attributes: '{"from_e1":true}' });
       await store.orderPayments.create(input, null);
-      const result = await store.orderPayments.transition({ ...transitionTo(input, "paid"), source: "E4" });
-      expect(result.outcome).toBe("applied");
-      expect(result.outcome === "applied" && result.orderPayment.custom_attributes).toBe('{"from_e1":true}');
+      const result = await store.orderPayments.transition({ ...transitionTo(input, 'paid'), source: 'E4' });
+      expect(result.outcome).toBe('applied');
+      expect(result.outcome === 'applied' && result.orderPayment.custom_attributes).toBe('{"from_e1":true}');
       const [claimed] = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
       expect(JSON.parse(claimed!.body)).toEqual({
         hostapp_order_payment_id: input.order_payment_id,
         hostapp_client_id: input.client_id,
-        payment_status: "paid",
+        payment_status: 'paid',
         custom_attributes: { from_e1: true },
       });
-      expect((await store.orderPayments.history(refOf(input)))[1]?.source).toBe("E4");
+      expect((await store.orderPayments.history(refOf(input)))[1]?.source).toBe('E4');
     });
 
     const noEffect = [
-      ["in_process", "in_process", "unchanged"],
-      ["paid", "paid", "unchanged"],
-      ["cancelled", "cancelled", "unchanged"],
-      ["failed", "failed", "unchanged"],
-      ["paid", "failed", "conflict"],
-      ["paid", "in_process", "conflict"],
-      ["cancelled", "paid", "conflict"],
-      ["failed", "cancelled", "conflict"],
+      ['in_process', 'in_process', 'unchanged'],
+      ['paid', 'paid', 'unchanged'],
+      ['cancelled', 'cancelled', 'unchanged'],
+      ['failed', 'failed', 'unchanged'],
+      ['paid', 'failed', 'conflict'],
+      ['paid', 'in_process', 'conflict'],
+      ['cancelled', 'paid', 'conflict'],
+      ['failed', 'cancelled', 'conflict'],
     ] as const;
-    it.each(noEffect)("%s -> %s is %s and creates no delivery", async (from, to, outcome) => {
+    it.each(noEffect)('%s -> %s is %s and creates no delivery', async (from, to, outcome) => {
       const input = newOrderPayment();
       await store.orderPayments.create(input, null);
-      if (from !== "in_process") {
-        await store.orderPayments.transition(transitionTo(input, from, { payment_fail_reason: "first" }));
+      if (from !== 'in_process') {
+        await store.orderPayments.transition(transitionTo(input, from, { payment_fail_reason: 'first' }));
       }
       const before = await store.orderPayments.get(refOf(input));
       const historyBefore = await store.orderPayments.history(refOf(input));
@@ -184,7 +192,7 @@ describeEachBackend("order payments", (database) => {
       clock.advance(seconds(1));
 
       const result = await store.orderPayments.transition(
-        transitionTo(input, to, { payment_fail_reason: "second", custom_attributes: '{"second":true}' }),
+        transitionTo(input, to, { payment_fail_reason: 'second', custom_attributes: '{"second":true}' }),
       );
 
       expect(result).toEqual({ outcome, orderPayment: before });
@@ -193,40 +201,40 @@ describeEachBackend("order payments", (database) => {
       expect(await store.outbox.countPending()).toBe(pendingBefore);
     });
 
-    it("reports not_found for an unknown order payment or the wrong scope", async () => {
+    it('reports not_found for an unknown order payment or the wrong scope', async () => {
       const input = newOrderPayment();
-      expect(await store.orderPayments.transition(transitionTo(input, "paid"))).toEqual({ outcome: "not_found" });
+      expect(await store.orderPayments.transition(transitionTo(input, 'paid'))).toEqual({ outcome: 'not_found' });
       await store.orderPayments.create(input, null);
-      expect(
-        await store.orderPayments.transition({ ...transitionTo(input, "paid"), app_id: "ma_other" }),
-      ).toEqual({ outcome: "not_found" });
+      expect(await store.orderPayments.transition({ ...transitionTo(input, 'paid'), app_id: 'ma_other' })).toEqual({
+        outcome: 'not_found',
+      });
       expect(await store.outbox.countPending()).toBe(0);
     });
 
-    it("commits the status change and its delivery together: a failed delivery insert leaves the status unchanged", async () => {
+    it('commits the status change and its delivery together: a failed delivery insert leaves the status unchanged', async () => {
       const first = newOrderPayment();
       const second = newOrderPayment();
       await store.orderPayments.create(first, null);
       await store.orderPayments.create(second, null);
-      eventIds.push("evt_duplicate", "evt_duplicate");
-      await store.orderPayments.transition(transitionTo(first, "paid"));
+      eventIds.push('evt_duplicate', 'evt_duplicate');
+      await store.orderPayments.transition(transitionTo(first, 'paid'));
 
-      await expect(store.orderPayments.transition(transitionTo(second, "paid"))).rejects.toThrow();
+      await expect(store.orderPayments.transition(transitionTo(second, 'paid'))).rejects.toThrow();
 
-      expect((await store.orderPayments.get(refOf(second)))?.payment_status).toBe("in_process");
+      expect((await store.orderPayments.get(refOf(second)))?.payment_status).toBe('in_process');
       expect(await store.orderPayments.history(refOf(second))).toHaveLength(1);
       expect(await store.outbox.countPending()).toBe(1);
     });
 
-    it("lets exactly one of two concurrent transitions apply", async () => {
+    it('lets exactly one of two concurrent transitions apply', async () => {
       const input = newOrderPayment();
       await store.orderPayments.create(input, null);
       const other = createStore(await database.connect(), { clock: clock.now });
       const results = await Promise.all([
-        store.orderPayments.transition(transitionTo(input, "paid")),
-        other.orderPayments.transition(transitionTo(input, "cancelled")),
+        store.orderPayments.transition(transitionTo(input, 'paid')),
+        other.orderPayments.transition(transitionTo(input, 'cancelled')),
       ]);
-      expect(results.map((r) => r.outcome).sort()).toEqual(["applied", "conflict"]);
+      expect(results.map((r) => r.outcome).sort()).toEqual(['applied', 'conflict']);
       expect(await store.outbox.countPending()).toBe(1);
       await other.close();
     });

@@ -1,11 +1,11 @@
-import { beforeEach, expect, it } from "vitest";
-import { createStore, InvalidCursorError, type ClaimedDelivery, type Store } from "../../src/store/index.js";
-import { describeEachBackend } from "../support/databases.js";
-import { hours, manualClock, newOrderPayment, seconds, transitionTo } from "./fixtures.js";
+import { beforeEach, expect, it } from 'vitest';
+import { createStore, InvalidCursorError, type ClaimedDelivery, type Store } from '../../src/platform/store/index.js';
+import { describeEachBackend } from '../support/databases.js';
+import { hours, manualClock, newOrderPayment, seconds, transitionTo } from './fixtures.js';
 
 const lease = { limit: 10, leaseMs: seconds(30) };
 
-describeEachBackend("outbox", (database) => {
+describeEachBackend('outbox', (database) => {
   let store: Store;
   const clock = manualClock();
 
@@ -19,8 +19,8 @@ describeEachBackend("outbox", (database) => {
     for (let i = 0; i < count; i++) {
       const payment = newOrderPayment();
       await store.orderPayments.create(payment, null);
-      const result = await store.orderPayments.transition(transitionTo(payment, "paid"));
-      if (result.outcome !== "applied") throw new Error("transition not applied");
+      const result = await store.orderPayments.transition(transitionTo(payment, 'paid'));
+      if (result.outcome !== 'applied') throw new Error('transition not applied');
       ids.push(result.delivery.delivery_id);
       clock.advance(1);
     }
@@ -29,11 +29,11 @@ describeEachBackend("outbox", (database) => {
 
   async function claimOne(): Promise<ClaimedDelivery> {
     const [claimed] = await store.outbox.claimDue({ ...lease, limit: 1 });
-    if (!claimed) throw new Error("nothing to claim");
+    if (!claimed) throw new Error('nothing to claim');
     return claimed;
   }
 
-  it("claims due deliveries oldest first and leases them until the lease ends", async () => {
+  it('claims due deliveries oldest first and leases them until the lease ends', async () => {
     const ids = await makeDeliveries(3);
     const claimed = await store.outbox.claimDue({ ...lease, limit: 2 });
     expect(claimed.map((c) => c.delivery.delivery_id)).toEqual(ids.slice(0, 2));
@@ -46,7 +46,7 @@ describeEachBackend("outbox", (database) => {
     expect(await store.outbox.claimDue(lease)).toHaveLength(3);
   });
 
-  it("records a delivered attempt and stops delivering", async () => {
+  it('records a delivered attempt and stops delivering', async () => {
     const [id] = await makeDeliveries(1);
     const claimed = await claimOne();
     const startedAt = clock.now();
@@ -57,25 +57,25 @@ describeEachBackend("outbox", (database) => {
       lease_id: claimed.lease_id,
       started_at: startedAt,
       duration_ms: 120,
-      result: { outcome: "delivered", http_status: 200 },
+      result: { outcome: 'delivered', http_status: 200 },
     });
 
     expect(delivery).toMatchObject({
-      status: "delivered",
+      status: 'delivered',
       attempts_made: 1,
       next_attempt_at: null,
       delivered_at: clock.now().toISOString(),
       last_error: null,
     });
     expect((await store.outbox.get(id!))?.attempts).toEqual([
-      { attempt: 1, started_at: startedAt.toISOString(), duration_ms: 120, outcome: "delivered", http_status: 200 },
+      { attempt: 1, started_at: startedAt.toISOString(), duration_ms: 120, outcome: 'delivered', http_status: 200 },
     ]);
     expect(await store.outbox.countPending()).toBe(0);
     clock.advance(hours(1));
     expect(await store.outbox.claimDue(lease)).toEqual([]);
   });
 
-  it("retries a failed attempt at the time the worker chose, then marks it dead", async () => {
+  it('retries a failed attempt at the time the worker chose, then marks it dead', async () => {
     const [id] = await makeDeliveries(1);
     const first = await claimOne();
     const retryAt = new Date(clock.now().getTime() + seconds(5));
@@ -84,13 +84,13 @@ describeEachBackend("outbox", (database) => {
       lease_id: first.lease_id,
       started_at: clock.now(),
       duration_ms: 10_000,
-      result: { outcome: "failed", error: "timed out after 10 s", retry_at: retryAt },
+      result: { outcome: 'failed', error: 'timed out after 10 s', retry_at: retryAt },
     });
     expect(afterFirst).toMatchObject({
-      status: "pending",
+      status: 'pending',
       attempts_made: 1,
       next_attempt_at: retryAt.toISOString(),
-      last_error: "timed out after 10 s",
+      last_error: 'timed out after 10 s',
     });
 
     clock.advance(seconds(5) - 1);
@@ -103,17 +103,17 @@ describeEachBackend("outbox", (database) => {
       lease_id: second.lease_id,
       started_at: clock.now(),
       duration_ms: 35,
-      result: { outcome: "failed", http_status: 500, error: "HTTP 500", retry_at: null },
+      result: { outcome: 'failed', http_status: 500, error: 'HTTP 500', retry_at: null },
     });
-    expect(dead).toMatchObject({ status: "dead", attempts_made: 2, next_attempt_at: null, last_error: "HTTP 500" });
+    expect(dead).toMatchObject({ status: 'dead', attempts_made: 2, next_attempt_at: null, last_error: 'HTTP 500' });
     expect((await store.outbox.get(id!))?.attempts.map((a) => [a.attempt, a.outcome, a.http_status, a.error])).toEqual([
-      [1, "failed", undefined, "timed out after 10 s"],
-      [2, "failed", 500, "HTTP 500"],
+      [1, 'failed', undefined, 'timed out after 10 s'],
+      [2, 'failed', 500, 'HTTP 500'],
     ]);
     expect(await store.outbox.countPending()).toBe(0);
   });
 
-  it("refuses to record an attempt once the lease passed to another claimer", async () => {
+  it('refuses to record an attempt once the lease passed to another claimer', async () => {
     const [id] = await makeDeliveries(1);
     const slow = await claimOne();
     clock.advance(lease.leaseMs + 1);
@@ -122,19 +122,19 @@ describeEachBackend("outbox", (database) => {
 
     const attempt = { delivery_id: id!, started_at: clock.now(), duration_ms: 5 };
     expect(
-      await store.outbox.recordAttempt({ ...attempt, lease_id: slow.lease_id, result: { outcome: "delivered", http_status: 200 } }),
+      await store.outbox.recordAttempt({ ...attempt, lease_id: slow.lease_id, result: { outcome: 'delivered', http_status: 200 } }),
     ).toBeNull();
-    expect(await store.outbox.get(id!)).toMatchObject({ status: "pending", attempts_made: 0, attempts: [] });
+    expect(await store.outbox.get(id!)).toMatchObject({ status: 'pending', attempts_made: 0, attempts: [] });
 
     expect(
-      await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: "delivered", http_status: 200 } }),
-    ).toMatchObject({ status: "delivered", attempts_made: 1 });
+      await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: 'delivered', http_status: 200 } }),
+    ).toMatchObject({ status: 'delivered', attempts_made: 1 });
     expect(
-      await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: "delivered", http_status: 200 } }),
+      await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: 'delivered', http_status: 200 } }),
     ).toBeNull();
   });
 
-  it("lists deliveries newest first, page by page, optionally by status", async () => {
+  it('lists deliveries newest first, page by page, optionally by status', async () => {
     const ids = await makeDeliveries(5);
     const newestFirst = [...ids].reverse();
 
@@ -152,29 +152,27 @@ describeEachBackend("outbox", (database) => {
       lease_id: claimed.lease_id,
       started_at: clock.now(),
       duration_ms: 1,
-      result: { outcome: "delivered", http_status: 200 },
+      result: { outcome: 'delivered', http_status: 200 },
     });
-    expect((await store.outbox.list({ limit: 10, status: "delivered" })).deliveries.map((d) => d.delivery_id)).toEqual([
-      ids[0],
-    ]);
-    expect((await store.outbox.list({ limit: 10, status: "pending" })).deliveries).toHaveLength(4);
-    expect((await store.outbox.list({ limit: 10, status: "dead" })).deliveries).toEqual([]);
+    expect((await store.outbox.list({ limit: 10, status: 'delivered' })).deliveries.map((d) => d.delivery_id)).toEqual([ids[0]]);
+    expect((await store.outbox.list({ limit: 10, status: 'pending' })).deliveries).toHaveLength(4);
+    expect((await store.outbox.list({ limit: 10, status: 'dead' })).deliveries).toEqual([]);
   });
 
-  it("rejects a cursor it did not issue", async () => {
-    for (const cursor of ["abc", "-1", "0", "1 OR 1=1", "99999999999999999999"]) {
+  it('rejects a cursor it did not issue', async () => {
+    for (const cursor of ['abc', '-1', '0', '1 OR 1=1', '99999999999999999999']) {
       await expect(store.outbox.list({ limit: 1, cursor })).rejects.toBeInstanceOf(InvalidCursorError);
     }
   });
 
-  it("gets one delivery with its attempts, or null", async () => {
+  it('gets one delivery with its attempts, or null', async () => {
     const [id] = await makeDeliveries(1);
-    expect(await store.outbox.get(id!)).toMatchObject({ delivery_id: id, status: "pending", attempts: [] });
-    expect(await store.outbox.get("0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b")).toBeNull();
-    expect(await store.outbox.get("not-a-uuid")).toBeNull();
+    expect(await store.outbox.get(id!)).toMatchObject({ delivery_id: id, status: 'pending', attempts: [] });
+    expect(await store.outbox.get('0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b')).toBeNull();
+    expect(await store.outbox.get('not-a-uuid')).toBeNull();
   });
 
-  it("requeues a dead delivery now with a fresh 72-hour schedule", async () => {
+  it('requeues a dead delivery now with a fresh 72-hour schedule', async () => {
     const [id] = await makeDeliveries(1);
     const claimed = await claimOne();
     await store.outbox.recordAttempt({
@@ -182,22 +180,22 @@ describeEachBackend("outbox", (database) => {
       lease_id: claimed.lease_id,
       started_at: clock.now(),
       duration_ms: 1,
-      result: { outcome: "failed", error: "refused", retry_at: null },
+      result: { outcome: 'failed', error: 'refused', retry_at: null },
     });
     clock.advance(hours(80));
 
     const requeued = await store.outbox.requeue(id!);
-    expect(requeued).toMatchObject({ status: "pending", attempts_made: 1, next_attempt_at: clock.now().toISOString() });
+    expect(requeued).toMatchObject({ status: 'pending', attempts_made: 1, next_attempt_at: clock.now().toISOString() });
     expect(await store.outbox.countPending()).toBe(1);
     const again = await claimOne();
     expect(again).toMatchObject({ attempt: 2, horizon_started_at: clock.now().toISOString() });
     expect(again.delivery.event_id).toBe(claimed.delivery.event_id);
 
-    expect(await store.outbox.requeue("0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b")).toBeNull();
-    expect(await store.outbox.requeue("nope")).toBeNull();
+    expect(await store.outbox.requeue('0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b')).toBeNull();
+    expect(await store.outbox.requeue('nope')).toBeNull();
   });
 
-  it("requeueing a leased delivery voids the lease", async () => {
+  it('requeueing a leased delivery voids the lease', async () => {
     const [id] = await makeDeliveries(1);
     const claimed = await claimOne();
     await store.outbox.requeue(id!);
@@ -207,13 +205,13 @@ describeEachBackend("outbox", (database) => {
         lease_id: claimed.lease_id,
         started_at: clock.now(),
         duration_ms: 1,
-        result: { outcome: "delivered", http_status: 200 },
+        result: { outcome: 'delivered', http_status: 200 },
       }),
     ).toBeNull();
     expect((await claimOne()).delivery.delivery_id).toBe(id);
   });
 
-  it("gives every delivery to exactly one of two workers claiming in parallel", async () => {
+  it('gives every delivery to exactly one of two workers claiming in parallel', async () => {
     const ids = await makeDeliveries(60);
     const workers = [store, createStore(await database.connect(), { clock: clock.now })];
     const claims = await Promise.all(
@@ -229,7 +227,7 @@ describeEachBackend("outbox", (database) => {
               lease_id: claimed.lease_id,
               started_at: clock.now(),
               duration_ms: 1,
-              result: { outcome: "delivered", http_status: 200 },
+              result: { outcome: 'delivered', http_status: 200 },
             });
           }
         }
@@ -245,36 +243,48 @@ describeEachBackend("outbox", (database) => {
     for (const app_id of appIds) {
       const payment = newOrderPayment({ app_id });
       await store.orderPayments.create(payment, null);
-      const result = await store.orderPayments.transition(transitionTo(payment, "paid"));
-      if (result.outcome !== "applied") throw new Error("transition not applied");
+      const result = await store.orderPayments.transition(transitionTo(payment, 'paid'));
+      if (result.outcome !== 'applied') throw new Error('transition not applied');
       clock.advance(1);
     }
   }
 
-  it("leases no miniapp more than maxInFlightPerMiniapp deliveries, counting leases already held", async () => {
-    await makeDeliveriesFor([...Array(6).fill("ma_slow"), "ma_fast", "ma_fast"]);
+  it('leases no miniapp more than maxInFlightPerMiniapp deliveries, counting leases already held', async () => {
+    await makeDeliveriesFor([...Array(6).fill('ma_slow'), 'ma_fast', 'ma_fast']);
     const bounded = { limit: 50, leaseMs: seconds(30), maxInFlightPerMiniapp: 2 };
     const first = await store.outbox.claimDue(bounded);
     const byApp = (claims: ClaimedDelivery[]) => claims.map((c) => c.delivery.app_id).sort();
-    expect(byApp(first)).toEqual(["ma_fast", "ma_fast", "ma_slow", "ma_slow"]);
+    expect(byApp(first)).toEqual(['ma_fast', 'ma_fast', 'ma_slow', 'ma_slow']);
     // Both miniapps are at their bound while those leases last: nothing more is leased.
     expect(await store.outbox.claimDue(bounded)).toEqual([]);
     // Recording an attempt frees its slot; the next claim fills it and no more.
-    const slow = first.find((c) => c.delivery.app_id === "ma_slow")!;
-    await store.outbox.recordAttempt({ delivery_id: slow.delivery.delivery_id, lease_id: slow.lease_id, started_at: clock.now(), duration_ms: 1, result: { outcome: "delivered", http_status: 200 } });
-    expect(byApp(await store.outbox.claimDue(bounded))).toEqual(["ma_slow"]);
+    const slow = first.find((c) => c.delivery.app_id === 'ma_slow')!;
+    await store.outbox.recordAttempt({
+      delivery_id: slow.delivery.delivery_id,
+      lease_id: slow.lease_id,
+      started_at: clock.now(),
+      duration_ms: 1,
+      result: { outcome: 'delivered', http_status: 200 },
+    });
+    expect(byApp(await store.outbox.claimDue(bounded))).toEqual(['ma_slow']);
     // Leases that ran out no longer count (their instance is gone): each miniapp gets two again.
     clock.advance(bounded.leaseMs + 1);
-    expect(byApp(await store.outbox.claimDue(bounded))).toEqual(["ma_fast", "ma_fast", "ma_slow", "ma_slow"]);
+    expect(byApp(await store.outbox.claimDue(bounded))).toEqual(['ma_fast', 'ma_fast', 'ma_slow', 'ma_slow']);
   });
 
-  it("keeps the per-miniapp bound across two claimers in parallel", async () => {
+  it('keeps the per-miniapp bound across two claimers in parallel', async () => {
     await makeDeliveriesFor(Array.from({ length: 40 }, (_, i) => `ma_${i % 4}`));
     const claimers = [store, createStore(await database.connect(), { clock: clock.now })];
     const bounded = { limit: 3, leaseMs: hours(1), maxInFlightPerMiniapp: 2 };
-    const rounds = await Promise.all(claimers.map(async (claimer) => [await claimer.outbox.claimDue(bounded), await claimer.outbox.claimDue(bounded), await claimer.outbox.claimDue(bounded)]));
+    const rounds = await Promise.all(
+      claimers.map(async (claimer) => [
+        await claimer.outbox.claimDue(bounded),
+        await claimer.outbox.claimDue(bounded),
+        await claimer.outbox.claimDue(bounded),
+      ]),
+    );
     const leased = rounds.flat(2).map((c) => c.delivery.app_id);
-    for (const app of ["ma_0", "ma_1", "ma_2", "ma_3"]) expect(leased.filter((id) => id === app)).toHaveLength(2);
+    for (const app of ['ma_0', 'ma_1', 'ma_2', 'ma_3']) expect(leased.filter((id) => id === app)).toHaveLength(2);
     await claimers[1]!.close();
   });
 });

@@ -1,4 +1,4 @@
-import type { Db, PreparedStatement, Queryable } from "../../src/store/db.js";
+import type { Db, PreparedStatement, Queryable } from '../../src/platform/store/db.js';
 
 /**
  * A Db that records what the store sends, one label per round trip: a prepared statement's
@@ -9,12 +9,12 @@ import type { Db, PreparedStatement, Queryable } from "../../src/store/db.js";
 export function recordingDb(db: Db) {
   const sent: string[] = [];
   const before = new Map<string, () => Promise<void>>();
-  const label = (sql: string | PreparedStatement) => (typeof sql === "string" ? sql.trim().split(/\s/)[0]! : sql.name);
+  const label = (sql: string | PreparedStatement) => (typeof sql === 'string' ? sql.trim().split(/\s/)[0]! : sql.name);
 
   async function send<T>(target: Queryable, sql: string | PreparedStatement, params?: readonly unknown[]): Promise<T[]> {
     const name = label(sql);
     sent.push(name);
-    const hook = typeof sql === "string" ? undefined : before.get(name);
+    const hook = typeof sql === 'string' ? undefined : before.get(name);
     if (hook) {
       before.delete(name);
       await hook();
@@ -26,11 +26,11 @@ export function recordingDb(db: Db) {
     ...db,
     query: (sql, params) => send(db, sql, params),
     async transaction(fn) {
-      sent.push("BEGIN");
+      sent.push('BEGIN');
       try {
         return await db.transaction((tx) => fn({ ...tx, query: (sql, params) => send(tx, sql, params) }));
       } finally {
-        sent.push("COMMIT");
+        sent.push('COMMIT');
       }
     },
   };

@@ -1,37 +1,35 @@
-import { expect, it } from "vitest";
-import { createStore } from "../../src/store/index.js";
-import { describeEachBackend } from "../support/databases.js";
-import { manualClock, seconds } from "./fixtures.js";
+import { expect, it } from 'vitest';
+import { createStore } from '../../src/platform/store/index.js';
+import { describeEachBackend } from '../support/databases.js';
+import { manualClock, seconds } from './fixtures.js';
 
-describeEachBackend("replay guard", (database) => {
+describeEachBackend('replay guard', (database) => {
   const clock = manualClock();
 
+  const count = async () => (await database.db.query<{ count: number }>('SELECT count(*)::int AS count FROM replay_guard'))[0]!.count;
 
-  const count = async () =>
-    (await database.db.query<{ count: number }>("SELECT count(*)::int AS count FROM replay_guard"))[0]!.count;
-
-  it("accepts a signature once until it expires, then again", async () => {
+  it('accepts a signature once until it expires, then again', async () => {
     const store = createStore(database.db, { clock: clock.now });
     const expiresAt = new Date(clock.now().getTime() + seconds(600));
-    expect(await store.replayGuard.remember("sig-1", expiresAt)).toBe(true);
-    expect(await store.replayGuard.remember("sig-1", expiresAt)).toBe(false);
-    expect(await store.replayGuard.remember("sig-2", expiresAt)).toBe(true);
+    expect(await store.replayGuard.remember('sig-1', expiresAt)).toBe(true);
+    expect(await store.replayGuard.remember('sig-1', expiresAt)).toBe(false);
+    expect(await store.replayGuard.remember('sig-2', expiresAt)).toBe(true);
 
     clock.advance(seconds(600));
-    expect(await store.replayGuard.remember("sig-1", new Date(clock.now().getTime() + seconds(600)))).toBe(true);
-    expect(await store.replayGuard.remember("sig-1", new Date(clock.now().getTime() + seconds(600)))).toBe(false);
+    expect(await store.replayGuard.remember('sig-1', new Date(clock.now().getTime() + seconds(600)))).toBe(true);
+    expect(await store.replayGuard.remember('sig-1', new Date(clock.now().getTime() + seconds(600)))).toBe(false);
   });
 
-  it("purges expired signatures on demand and on one call in N", async () => {
+  it('purges expired signatures on demand and on one call in N', async () => {
     const store = createStore(database.db, { clock: clock.now, replayPurgeEvery: 3 });
     const soon = new Date(clock.now().getTime() + seconds(1));
     const later = new Date(clock.now().getTime() + seconds(600));
-    await store.replayGuard.remember("a", soon);
-    await store.replayGuard.remember("b", later);
+    await store.replayGuard.remember('a', soon);
+    await store.replayGuard.remember('b', later);
     clock.advance(seconds(1));
     expect(await count()).toBe(2);
 
-    await store.replayGuard.remember("c", later);
+    await store.replayGuard.remember('c', later);
     expect(await count()).toBe(2);
     expect(await store.replayGuard.purgeExpired()).toBe(0);
 

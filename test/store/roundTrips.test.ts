@@ -1,15 +1,15 @@
-import { beforeEach, describe, expect, it } from "vitest";
-import { idempotencyKeys, type IdempotencyScope } from "../../src/store/idempotency.js";
-import { createStore, type Store } from "../../src/store/index.js";
-import { describeEachBackend } from "../support/databases.js";
-import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from "./fixtures.js";
-import { recordingDb } from "./recordingDb.js";
-import { raceAgainstUncommitted } from "./uncommitted.js";
+import { beforeEach, expect, it } from 'vitest';
+import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
+import { createStore, type Store } from '../../src/platform/store/index.js';
+import { describeEachBackend } from '../support/databases.js';
+import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from './fixtures.js';
+import { recordingDb } from './recordingDb.js';
+import { raceAgainstUncommitted } from './uncommitted.js';
 
 // The hot paths' statements, pinned: each label is one round trip to the database.
-const scope: IdempotencyScope = { app_id: "ma_shop", client_id: "ha_superapp", miniapp_order_id: "mo_1", idempotency_key: "key-1" };
+const scope: IdempotencyScope = { app_id: 'ma_shop', client_id: 'ha_superapp', miniapp_order_id: 'mo_1', idempotency_key: 'key-1' };
 
-describeEachBackend("round trips", (database, backend) => {
+describeEachBackend('round trips', (database, backend) => {
   let recording: ReturnType<typeof recordingDb>;
   let store: Store;
   /** The same database without recording, for writes a test sets up or races with. */
@@ -22,116 +22,114 @@ describeEachBackend("round trips", (database, backend) => {
     direct = createStore(database.db, { clock: clock.now });
   });
 
-  it("E1: reserves fresh keys in one statement and records the payment in one more", async () => {
-    const reserved = await store.idempotency.reserve(scope, "h1");
-    expect(recording.take()).toEqual(["store.idempotency.reserveOrRead"]);
-    if (reserved.outcome !== "reserved") throw new Error(reserved.outcome);
+  it('E1: reserves fresh keys in one statement and records the payment in one more', async () => {
+    const reserved = await store.idempotency.reserve(scope, 'h1');
+    expect(recording.take()).toEqual(['store.idempotency.reserveOrRead']);
+    if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
 
-    const payment = newOrderPayment({ miniapp_order_id: "mo_1" });
-    expect((await store.orderPayments.create(payment, reserved.reservation)).outcome).toBe("created");
-    expect(recording.take()).toEqual(["store.orderPayments.createBatch"]);
+    const payment = newOrderPayment({ miniapp_order_id: 'mo_1' });
+    expect((await store.orderPayments.create(payment, reserved.reservation)).outcome).toBe('created');
+    expect(recording.take()).toEqual(['store.orderPayments.createBatch']);
     expect(await direct.orderPayments.history(refOf(payment))).toHaveLength(1);
 
-    expect(await store.idempotency.reserve(scope, "h1")).toEqual({ outcome: "done", order_payment_id: payment.order_payment_id });
-    expect(await store.idempotency.reserve(scope, "h2")).toEqual({ outcome: "conflict" });
-    expect(recording.take()).toEqual(["store.idempotency.reserveOrRead", "store.idempotency.reserveOrRead"]);
+    expect(await store.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'done', order_payment_id: payment.order_payment_id });
+    expect(await store.idempotency.reserve(scope, 'h2')).toEqual({ outcome: 'conflict' });
+    expect(recording.take()).toEqual(['store.idempotency.reserveOrRead', 'store.idempotency.reserveOrRead']);
   });
 
-  it("E1: batches concurrent one-key reservations and records: four statements run alone, the rest share one", async () => {
+  it('E1: batches concurrent one-key reservations and records: four statements run alone, the rest share one', async () => {
     const scopes = Array.from({ length: 10 }, (_, index) => ({ ...scope, miniapp_order_id: `mo_batch_${index}`, idempotency_key: null }));
-    const reserved = await Promise.all(scopes.map((one) => store.idempotency.reserve(one, "h1")));
-    expect(recording.take()).toEqual(Array(5).fill("store.idempotency.reserveBatch"));
+    const reserved = await Promise.all(scopes.map((one) => store.idempotency.reserve(one, 'h1')));
+    expect(recording.take()).toEqual(Array(5).fill('store.idempotency.reserveBatch'));
     const payments = scopes.map((one) => newOrderPayment({ miniapp_order_id: one.miniapp_order_id }));
     const created = await Promise.all(
       payments.map((payment, index) => {
         const result = reserved[index]!;
-        if (result.outcome !== "reserved") throw new Error(result.outcome);
+        if (result.outcome !== 'reserved') throw new Error(result.outcome);
         return store.orderPayments.create(payment, result.reservation);
       }),
     );
-    expect(created.map((result) => result.outcome)).toEqual(Array(10).fill("created"));
-    expect(recording.take()).toEqual(Array(5).fill("store.orderPayments.createBatch"));
+    expect(created.map((result) => result.outcome)).toEqual(Array(10).fill('created'));
+    expect(recording.take()).toEqual(Array(5).fill('store.orderPayments.createBatch'));
     // Each record marked its own key done, and only its own.
     for (const [index, one] of scopes.entries()) {
-      expect(await direct.idempotency.reserve(one, "h1")).toEqual({ outcome: "done", order_payment_id: payments[index]!.order_payment_id });
+      expect(await direct.idempotency.reserve(one, 'h1')).toEqual({ outcome: 'done', order_payment_id: payments[index]!.order_payment_id });
       expect(await direct.orderPayments.history(refOf(payments[index]!))).toHaveLength(1);
     }
   });
 
-  it("E1: a batch holding one bad record fails it alone; the others are recorded", async () => {
-    const payments = Array.from({ length: 6 }, (_, index) => newOrderPayment({ miniapp_order_id: `mo_bad_${index}`, ...(index === 5 && { amount: "not a number" }) }));
+  it('E1: a batch holding one bad record fails it alone; the others are recorded', async () => {
+    const payments = Array.from({ length: 6 }, (_, index) =>
+      newOrderPayment({ miniapp_order_id: `mo_bad_${index}`, ...(index === 5 && { amount: 'not a number' }) }),
+    );
     const results = await Promise.allSettled(payments.map((payment) => store.orderPayments.create(payment, null)));
-    expect(results.map((result) => result.status)).toEqual([...Array(5).fill("fulfilled"), "rejected"]);
+    expect(results.map((result) => result.status)).toEqual([...Array(5).fill('fulfilled'), 'rejected']);
     for (const payment of payments.slice(0, 5)) expect(await direct.orderPayments.get(refOf(payment))).not.toBeNull();
   });
 
-  it("E1: answers in_progress in one statement, writing nothing, when only one key is taken", async () => {
-    await direct.idempotency.reserve({ ...scope, idempotency_key: null }, "h1");
-    expect(await store.idempotency.reserve(scope, "h1")).toEqual({ outcome: "in_progress" });
-    expect(recording.take()).toEqual(["store.idempotency.reserveOrRead"]);
+  it('E1: answers in_progress in one statement, writing nothing, when only one key is taken', async () => {
+    await direct.idempotency.reserve({ ...scope, idempotency_key: null }, 'h1');
+    expect(await store.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'in_progress' });
+    expect(recording.take()).toEqual(['store.idempotency.reserveOrRead']);
     // The fresh Idempotency-Key was not reserved along the way.
-    expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, "h9")).outcome).toBe("reserved");
+    expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, 'h9')).outcome).toBe('reserved');
   });
 
-  it("E1: takes over an abandoned key under locks, reserving the fresh key with it", async () => {
-    await direct.idempotency.reserve({ ...scope, idempotency_key: null }, "h1");
+  it('E1: takes over an abandoned key under locks, reserving the fresh key with it', async () => {
+    await direct.idempotency.reserve({ ...scope, idempotency_key: null }, 'h1');
     clock.advance(seconds(30));
-    const result = await store.idempotency.reserve(scope, "h2");
-    expect(result.outcome).toBe("reserved");
+    const result = await store.idempotency.reserve(scope, 'h2');
+    expect(result.outcome).toBe('reserved');
     const sent = recording.take();
-    expect(sent.slice(0, 2)).toEqual(["store.idempotency.reserveOrRead", "BEGIN"]);
-    expect(sent.at(-1)).toBe("COMMIT");
-    expect(await direct.idempotency.reserve(scope, "h2")).toEqual({ outcome: "in_progress" });
-    expect(await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, "h2")).toEqual({ outcome: "in_progress" });
+    expect(sent.slice(0, 2)).toEqual(['store.idempotency.reserveOrRead', 'BEGIN']);
+    expect(sent.at(-1)).toBe('COMMIT');
+    expect(await direct.idempotency.reserve(scope, 'h2')).toEqual({ outcome: 'in_progress' });
+    expect(await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, 'h2')).toEqual({ outcome: 'in_progress' });
   });
 
-  it("E5: reads, then applies the change, its history and its delivery in one statement", async () => {
+  it('E5: reads, then applies the change, its history and its delivery in one statement', async () => {
     const payment = newOrderPayment();
     await direct.orderPayments.create(payment, null);
-    expect((await store.orderPayments.transition(transitionTo(payment, "paid"))).outcome).toBe("applied");
-    expect(recording.take()).toEqual(["store.orderPayments.get", "store.orderPayments.applyTransition"]);
-    expect((await store.orderPayments.transition(transitionTo(payment, "paid"))).outcome).toBe("unchanged");
-    expect(recording.take()).toEqual(["store.orderPayments.get"]);
+    expect((await store.orderPayments.transition(transitionTo(payment, 'paid'))).outcome).toBe('applied');
+    expect(recording.take()).toEqual(['store.orderPayments.get', 'store.orderPayments.applyTransition']);
+    expect((await store.orderPayments.transition(transitionTo(payment, 'paid'))).outcome).toBe('unchanged');
+    expect(recording.take()).toEqual(['store.orderPayments.get']);
   });
 
-  it("E5: decides again when another transition lands between the read and the write", async () => {
+  it('E5: decides again when another transition lands between the read and the write', async () => {
     const payment = newOrderPayment();
     await direct.orderPayments.create(payment, null);
-    recording.before("store.orderPayments.applyTransition", async () => {
-      expect((await direct.orderPayments.transition(transitionTo(payment, "cancelled"))).outcome).toBe("applied");
+    recording.before('store.orderPayments.applyTransition', async () => {
+      expect((await direct.orderPayments.transition(transitionTo(payment, 'cancelled'))).outcome).toBe('applied');
     });
 
-    const result = await store.orderPayments.transition(transitionTo(payment, "paid", { custom_attributes: '{"late":true}' }));
+    const result = await store.orderPayments.transition(transitionTo(payment, 'paid', { custom_attributes: '{"late":true}' }));
 
-    expect(result).toMatchObject({ outcome: "conflict", orderPayment: { payment_status: "cancelled", custom_attributes: null } });
-    expect(recording.take()).toEqual([
-      "store.orderPayments.get",
-      "store.orderPayments.applyTransition",
-      "store.orderPayments.get",
-    ]);
-    expect((await direct.orderPayments.history(refOf(payment))).map((h) => h.to_status)).toEqual(["in_process", "cancelled"]);
+    expect(result).toMatchObject({ outcome: 'conflict', orderPayment: { payment_status: 'cancelled', custom_attributes: null } });
+    expect(recording.take()).toEqual(['store.orderPayments.get', 'store.orderPayments.applyTransition', 'store.orderPayments.get']);
+    expect((await direct.orderPayments.history(refOf(payment))).map((h) => h.to_status)).toEqual(['in_process', 'cancelled']);
     expect(await direct.outbox.countPending()).toBe(1);
   });
 
-  it("E6: claims a batch in one locked transaction (ADR 0008: per-miniapp bound across instances) and records each attempt in one statement", async () => {
+  it('E6: claims a batch in one locked transaction (ADR 0008: per-miniapp bound across instances) and records each attempt in one statement', async () => {
     const payment = newOrderPayment();
     await direct.orderPayments.create(payment, null);
-    await direct.orderPayments.transition(transitionTo(payment, "paid"));
+    await direct.orderPayments.transition(transitionTo(payment, 'paid'));
     const [claimed] = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
     const recorded = await store.outbox.recordAttempt({
       delivery_id: claimed!.delivery.delivery_id,
       lease_id: claimed!.lease_id,
       started_at: clock.now(),
       duration_ms: 3,
-      result: { outcome: "delivered", http_status: 200 },
+      result: { outcome: 'delivered', http_status: 200 },
     });
-    expect(recorded).toMatchObject({ status: "delivered", attempts_made: 1 });
-    expect(recording.take()).toEqual(["BEGIN", "store.outbox.claimLock", "store.outbox.claimDue", "COMMIT", "store.outbox.recordAttempt"]);
+    expect(recorded).toMatchObject({ status: 'delivered', attempts_made: 1 });
+    expect(recording.take()).toEqual(['BEGIN', 'store.outbox.claimLock', 'store.outbox.claimDue', 'COMMIT', 'store.outbox.recordAttempt']);
     expect((await direct.outbox.get(claimed!.delivery.delivery_id))?.attempts).toHaveLength(1);
   });
 
   // Only PostgreSQL has concurrent sessions; PGlite runs one statement at a time.
-  const postgresOnly = backend.name !== "postgres";
+  const postgresOnly = backend.name !== 'postgres';
 
   it.skipIf(postgresOnly)("E1: falls back to locks when a key is inserted after the statement's snapshot", async () => {
     const holder = await database.connect();
@@ -140,39 +138,52 @@ describeEachBackend("round trips", (database, backend) => {
       holder,
       database.db,
       (tx) =>
-        tx.query(
-          `INSERT INTO idempotency_keys (key, request_hash, state, reservation_id, reserved_at)
+        tx
+          .query(
+            `INSERT INTO idempotency_keys (key, request_hash, state, reservation_id, reserved_at)
            VALUES ($1, 'h1', 'pending', gen_random_uuid(), $2)`,
-          [orderKey!.key, clock.now()],
-        ).then(() => undefined),
-      () => store.idempotency.reserve(scope, "h1"),
+            [orderKey!.key, clock.now()],
+          )
+          .then(() => undefined),
+      () => store.idempotency.reserve(scope, 'h1'),
     );
     await holder.close();
 
-    expect(result).toEqual({ outcome: "in_progress" });
+    expect(result).toEqual({ outcome: 'in_progress' });
     const sent = recording.take();
-    expect(sent.slice(0, 2)).toEqual(["store.idempotency.reserveOrRead", "BEGIN"]);
-    expect(sent.at(-1)).toBe("COMMIT");
+    expect(sent.slice(0, 2)).toEqual(['store.idempotency.reserveOrRead', 'BEGIN']);
+    expect(sent.at(-1)).toBe('COMMIT');
     // All or none: the Idempotency-Key was not kept.
-    expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, "h9")).outcome).toBe("reserved");
+    expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, 'h9')).outcome).toBe('reserved');
   });
 
   /** Races create against the same order_payment_id committed after the statement's snapshot, for `raced` (amount 1.00). */
   async function createAgainstLateCommit(raced: { miniapp_order_id: string | null }) {
-    const reserved = await direct.idempotency.reserve(scope, "h1");
-    if (reserved.outcome !== "reserved") throw new Error(reserved.outcome);
-    const recorded = newOrderPayment({ miniapp_order_id: "mo_1", amount: "1.00" });
+    const reserved = await direct.idempotency.reserve(scope, 'h1');
+    if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
+    const recorded = newOrderPayment({ miniapp_order_id: 'mo_1', amount: '1.00' });
     const holder = await database.connect();
     const result = await raceAgainstUncommitted(
       holder,
       database.db,
       (tx) =>
-        tx.query(
-          `INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text,
+        tx
+          .query(
+            `INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text,
              amount, currency, order_json, payment_status, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, '1.00', 1.00, $6, $7, 'in_process', $8, $8)`,
-          [recorded.order_payment_id, recorded.app_id, recorded.client_id, raced.miniapp_order_id, recorded.hostapp_user_id, recorded.currency, recorded.order_json, clock.now()],
-        ).then(() => undefined),
+            [
+              recorded.order_payment_id,
+              recorded.app_id,
+              recorded.client_id,
+              raced.miniapp_order_id,
+              recorded.hostapp_user_id,
+              recorded.currency,
+              recorded.order_json,
+              clock.now(),
+            ],
+          )
+          .then(() => undefined),
       () => store.orderPayments.create(recorded, reserved.reservation),
     );
     await holder.close();
@@ -180,17 +191,17 @@ describeEachBackend("round trips", (database, backend) => {
   }
 
   it.skipIf(postgresOnly)("E1: finds the same order on record when it is committed after the statement's snapshot", async () => {
-    const { result, recorded } = await createAgainstLateCommit({ miniapp_order_id: "mo_1" });
-    expect(result).toMatchObject({ outcome: "already_exists", orderPayment: { amount: "1.00" } });
+    const { result, recorded } = await createAgainstLateCommit({ miniapp_order_id: 'mo_1' });
+    expect(result).toMatchObject({ outcome: 'already_exists', orderPayment: { amount: '1.00' } });
     // The batch statement waited for the other commit and skipped the id; the single statement judges it.
-    expect(recording.take()).toEqual(["store.orderPayments.createBatch", "store.orderPayments.create"]);
-    expect(await direct.idempotency.reserve(scope, "h1")).toEqual({ outcome: "done", order_payment_id: recorded.order_payment_id });
+    expect(recording.take()).toEqual(['store.orderPayments.createBatch', 'store.orderPayments.create']);
+    expect(await direct.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'done', order_payment_id: recorded.order_payment_id });
   });
 
-  it.skipIf(postgresOnly)("E1: marks nothing done when another order committed after the snapshot holds the id", async () => {
-    const { result } = await createAgainstLateCommit({ miniapp_order_id: "mo_someone_else" });
-    expect(result).toMatchObject({ outcome: "bound_elsewhere", orderPayment: { miniapp_order_id: "mo_someone_else" } });
-    expect(recording.take()).toEqual(["store.orderPayments.createBatch", "store.orderPayments.create"]);
-    expect(await direct.idempotency.reserve(scope, "h1")).toEqual({ outcome: "in_progress" });
+  it.skipIf(postgresOnly)('E1: marks nothing done when another order committed after the snapshot holds the id', async () => {
+    const { result } = await createAgainstLateCommit({ miniapp_order_id: 'mo_someone_else' });
+    expect(result).toMatchObject({ outcome: 'bound_elsewhere', orderPayment: { miniapp_order_id: 'mo_someone_else' } });
+    expect(recording.take()).toEqual(['store.orderPayments.createBatch', 'store.orderPayments.create']);
+    expect(await direct.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'in_progress' });
   });
 });

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import type { Db, Queryable } from "../../src/store/db.js";
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db, Queryable } from '../../src/platform/store/db.js';
 
 /**
  * PostgreSQL only: makes `contender` run into a write that is not committed yet. `write` runs in
@@ -16,7 +16,7 @@ export async function raceAgainstUncommitted<T>(
   let settled = false;
   await holder.transaction(async (tx) => {
     await write(tx);
-    const [self] = await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    const [self] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     running = contender();
     running.then(
       () => (settled = true),
@@ -24,11 +24,11 @@ export async function raceAgainstUncommitted<T>(
     );
     for (;;) {
       const [blocked] = await observer.query<{ count: number }>(
-        "SELECT count(*)::int AS count FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
+        'SELECT count(*)::int AS count FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))',
         [self!.pid],
       );
       if (blocked!.count > 0) return;
-      if (settled) throw new Error("the contender finished without waiting for the uncommitted write");
+      if (settled) throw new Error('the contender finished without waiting for the uncommitted write');
       await sleep(5);
     }
   });

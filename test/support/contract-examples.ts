@@ -51,7 +51,9 @@ function operationExamples(api: ApiName): ContractExample[] {
       const parameter = resolve(document, ref);
       const compiled = contract.parameters.find((candidate) => candidate.name === parameter.name && candidate.in === parameter.in);
       if (!compiled) throw new Error(`${prefix} parameter ${String(parameter.name)} was not compiled`);
-      found.push(...mediaExamples(api, parameter, `${prefix} parameter ${String(parameter.in)} ${String(parameter.name)}`, compiled.validate));
+      found.push(
+        ...mediaExamples(api, parameter, `${prefix} parameter ${String(parameter.in)} ${String(parameter.name)}`, compiled.validate),
+      );
     }
   }
   return found;
@@ -86,11 +88,13 @@ function schemaExamples(api: ApiName): ContractExample[] {
       const validate = schemaValidator(api, pointer);
       schema.examples.forEach((value, index) => found.push({ name: `${api} schema ${pointer} examples[${index}]`, api, value, validate }));
     }
-    for (const [key, child] of Object.entries((schema.properties as JsonObject | undefined) ?? {})) visit(child, `${pointer}/properties/${key}`);
+    for (const [key, child] of Object.entries((schema.properties as JsonObject | undefined) ?? {}))
+      visit(child, `${pointer}/properties/${key}`);
     for (const keyword of ['allOf', 'anyOf', 'oneOf'] as const) {
       (schema[keyword] as unknown[] | undefined)?.forEach((child, index) => visit(child, `${pointer}/${keyword}/${index}`));
     }
-    for (const keyword of ['items', 'not', 'if', 'then', 'else', 'additionalProperties'] as const) visit(schema[keyword], `${pointer}/${keyword}`);
+    for (const keyword of ['items', 'not', 'if', 'then', 'else', 'additionalProperties'] as const)
+      visit(schema[keyword], `${pointer}/${keyword}`);
   };
   for (const [name, schema] of Object.entries(schemas)) visit(schema, name);
   return found;

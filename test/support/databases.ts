@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { afterAll, beforeAll, beforeEach, describe } from "vitest";
-import { openPglite, openPostgres, quoteIdentifier, type Db } from "../../src/store/db.js";
-import { migrate } from "../../src/store/migrate.js";
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
+import { openPglite, openPostgres, quoteIdentifier, type Db } from '../../src/platform/store/db.js';
+import { migrate } from '../../src/platform/store/migrate.js';
 
 /** A database for one test file (or describe block), isolated from every other. */
 export interface TestDatabase {
@@ -17,7 +17,7 @@ export interface TestDatabase {
 }
 
 export interface TestBackend {
-  name: "pglite" | "postgres";
+  name: 'pglite' | 'postgres';
   /** True when the backend is not available here (PostgreSQL without DATABASE_URL). */
   skip: boolean;
   open(options?: { migrate?: boolean }): Promise<TestDatabase>;
@@ -37,22 +37,19 @@ export const openTimeoutMs = 60_000;
  * its own per test opens it itself with `describe.skipIf(backend.skip)(backend.name, ...)`.
  */
 export const backends: readonly TestBackend[] = [
-  { name: "pglite", skip: false, open: openPgliteTestDatabase },
-  { name: "postgres", skip: !databaseUrl, open: openPostgresTestDatabase },
+  { name: 'pglite', skip: false, open: openPgliteTestDatabase },
+  { name: 'postgres', skip: !databaseUrl, open: openPostgresTestDatabase },
 ];
 
 /** A suite's database as its tests see it: usable from the suite's first test to its last. */
-export type SuiteDatabase = Pick<TestDatabase, "db" | "connect">;
+export type SuiteDatabase = Pick<TestDatabase, 'db' | 'connect'>;
 
 /**
  * Defines the suite `name` once per backend, each on its own migrated database: opened before
  * the first test, emptied before every test (before the suite's own beforeEach hooks run) and
  * disposed after the last.
  */
-export function describeEachBackend(
-  name: string,
-  defineTests: (database: SuiteDatabase, backend: TestBackend) => void,
-): void {
+export function describeEachBackend(name: string, defineTests: (database: SuiteDatabase, backend: TestBackend) => void): void {
   for (const backend of backends) {
     describe.skipIf(backend.skip)(`${name} (${backend.name})`, () => {
       let opened: TestDatabase | undefined;
@@ -85,11 +82,11 @@ async function truncateAll(db: Db): Promise<void> {
     `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'`,
   );
   if (tables.length === 0) return;
-  await db.query(`TRUNCATE ${tables.map((t) => quoteIdentifier(t.tablename)).join(", ")} RESTART IDENTITY CASCADE`);
+  await db.query(`TRUNCATE ${tables.map((t) => quoteIdentifier(t.tablename)).join(', ')} RESTART IDENTITY CASCADE`);
 }
 
 async function openPgliteTestDatabase({ migrate: migrated = true } = {}): Promise<TestDatabase> {
-  const db = await openPglite("memory://");
+  const db = await openPglite('memory://');
   if (migrated) await migrate(db);
   return {
     db,
@@ -103,7 +100,7 @@ async function openPgliteTestDatabase({ migrate: migrated = true } = {}): Promis
 /** A fresh schema per test database, so test files running in parallel never see each other. */
 async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Promise<TestDatabase> {
   const url = databaseUrl!;
-  const schema = `test_${randomBytes(6).toString("hex")}`;
+  const schema = `test_${randomBytes(6).toString('hex')}`;
   await withAdminClient(url, (client) => client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`));
   const openPools = new Set<Db>();
   const connect = async (): Promise<Db> => {
@@ -126,7 +123,7 @@ async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Prom
       // Drop the schema even when a pool fails to close, so no test leaves a schema behind.
       const closed = await Promise.allSettled([...openPools].map((db) => db.close()));
       await withAdminClient(url, (client) => client.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`));
-      const failure = closed.find((result) => result.status === "rejected");
+      const failure = closed.find((result) => result.status === 'rejected');
       if (failure) throw failure.reason;
     },
   };

@@ -36,7 +36,12 @@ export class FakePartner {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const url = new URL(req.url ?? '/', 'http://fake');
-      const request: Received = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') || url.search.slice(1) };
+      const request: Received = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8') || url.search.slice(1),
+      };
       this.received.push(request);
       const behaviour = this.routes.get(url.pathname);
       if (behaviour === undefined) {

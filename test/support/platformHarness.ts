@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { expect } from 'vitest';
-import { basicAuthorization, prefixedAuthorization } from '../../src/auth/credentials.js';
-import { signRequest } from '../../src/auth/signing.js';
+import { basicAuthorization, prefixedAuthorization } from '../../src/wire/credentials.js';
+import { signRequest } from '../../src/wire/signing.js';
 import { parseLossless } from '../../src/contract/json.js';
 import { check, operation } from '../../src/contract/operations.js';
-import { registryFrom, type RegistryFile } from '../../src/registry/loadRegistry.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
-import type { Config } from '../../src/config.js';
+import { registryFrom, type RegistryFile } from '../../src/platform/registry/loadRegistry.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
+import type { Config } from '../../src/platform/config.js';
 import { FakePartner } from './fakePartners.js';
 
 export const HOSTAPP = { id: 'ha_test', secret: 'hostapp-secret-1' };
@@ -65,7 +65,16 @@ export class PlatformHarness {
       registry: registryFrom(structuredClone(registry)),
       log: options.log,
       // A throw-away in-memory database per harness, even where DATABASE_URL is set.
-      config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', adminToken: ADMIN_TOKEN, worker: { pollMs: 50, batchSize: 50, leaseMs: 60_000, enabled: true }, ...options.config },
+      config: {
+        port: 0,
+        host: '127.0.0.1',
+        dataDir: 'memory://',
+        databaseUrl: undefined,
+        logLevel: 'silent',
+        adminToken: ADMIN_TOKEN,
+        worker: { pollMs: 50, batchSize: 50, leaseMs: 60_000, enabled: true },
+        ...options.config,
+      },
     });
     return this;
   }
@@ -101,19 +110,28 @@ export class PlatformHarness {
     const headers: Record<string, string> = { ...(text !== undefined && { 'content-type': 'application/json' }), ...options.headers };
     if (options.authorization) headers.authorization = options.authorization;
     if (options.sign) Object.assign(headers, signRequest(text ?? '', options.sign));
-    const response = await fetch(this.running.url + (options.path ?? op.path), { method: options.method ?? op.method, headers, body: text });
+    const response = await fetch(this.running.url + (options.path ?? op.path), {
+      method: options.method ?? op.method,
+      headers,
+      body: text,
+    });
     const responseText = await response.text();
     const result: PlatformResponse = { status: response.status, headers: response.headers, text: responseText, body: undefined };
     const documented = op.responses.get(String(response.status));
     const isHttpLevel = [404, 405].includes(response.status) && options.path !== undefined;
-    expect(documented !== undefined || isHttpLevel, `${operationId} answered undocumented status ${response.status}: ${responseText}`).toBe(true);
+    expect(documented !== undefined || isHttpLevel, `${operationId} answered undocumented status ${response.status}: ${responseText}`).toBe(
+      true,
+    );
     if (documented?.contentType === 'application/json' || isHttpLevel) {
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
       const validate = documented?.validate ?? operation('createOrderPayment').responses.get('400')!.validate!;
       const verdict = check(validate, contractView(responseText));
       // Tests compare plain values; exact digits are asserted on `text`.
       result.body = JSON.parse(responseText);
-      expect(verdict.valid, `${operationId} ${response.status} body breaks the contract: ${verdict.valid ? '' : verdict.message}: ${responseText}`).toBe(true);
+      expect(
+        verdict.valid,
+        `${operationId} ${response.status} body breaks the contract: ${verdict.valid ? '' : verdict.message}: ${responseText}`,
+      ).toBe(true);
       const code = (result.body as { error_code?: string }).error_code;
       if (code && response.status >= 400) this.errorCodesSeen.add(code);
     }
@@ -121,7 +139,11 @@ export class PlatformHarness {
   }
 
   /** Waits until `predicate` holds, polling; fails with `what` after `timeoutMs`. */
-  async eventually<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  async eventually<T>(
+    what: string,
+    probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+    timeoutMs = 10_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await probe();
@@ -146,5 +168,10 @@ function contractView(text: string): unknown {
 }
 
 export function e1Body(order: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { app_id: MINIAPP.id, client_id: HOSTAPP.id, order: { currency: 'VND', amount: '125000.00', miniapp_order_id: `ORD-${Math.random().toString(36).slice(2)}`, ...order }, ...extra };
+  return {
+    app_id: MINIAPP.id,
+    client_id: HOSTAPP.id,
+    order: { currency: 'VND', amount: '125000.00', miniapp_order_id: `ORD-${Math.random().toString(36).slice(2)}`, ...order },
+    ...extra,
+  };
 }

@@ -1,6 +1,6 @@
-import { registryFrom } from '../../src/registry/loadRegistry.js';
-import { SANDBOX_ADMIN_TOKEN, startSandbox, type RunningSandbox } from '../../src/sandbox/startSandbox.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
+import { SANDBOX_ADMIN_TOKEN, startSandbox, type RunningSandbox } from '../../src/tools/sandbox/startSandbox.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 
 export interface SandboxPlatform {
   platform: RunningPlatform;
@@ -18,7 +18,14 @@ export async function startSandboxPlatform(): Promise<SandboxPlatform> {
   try {
     const platform = await startPlatform({
       registry: registryFrom(sandbox.registry),
-      config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', adminToken: SANDBOX_ADMIN_TOKEN },
+      config: {
+        port: 0,
+        host: '127.0.0.1',
+        dataDir: 'memory://',
+        databaseUrl: undefined,
+        logLevel: 'silent',
+        adminToken: SANDBOX_ADMIN_TOKEN,
+      },
     });
     platformUrl = platform.url;
     return {

@@ -4,10 +4,10 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { prefixedAuthorization } from '../../src/auth/credentials.js';
-import { registryFrom } from '../../src/registry/loadRegistry.js';
-import { SANDBOX_HOSTAPP, SANDBOX_MINIAPP, startSandbox, type RunningSandbox } from '../../src/sandbox/startSandbox.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import { prefixedAuthorization } from '../../src/wire/credentials.js';
+import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
+import { SANDBOX_HOSTAPP, SANDBOX_MINIAPP, startSandbox, type RunningSandbox } from '../../src/tools/sandbox/startSandbox.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 
 /**
  * The Arazzo workflows beside the contract (openapi/workflows/) run by the Redocly CLI's
@@ -30,7 +30,14 @@ beforeAll(async () => {
   sandbox = await startSandbox({ platformUrl: () => platformUrl, hostappPort: 0, miniappPort: 0 });
   platform = await startPlatform({
     registry: registryFrom(sandbox.registry),
-    config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', worker: { pollMs: 50, batchSize: 10, leaseMs: 60_000, enabled: true } },
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: 'memory://',
+      databaseUrl: undefined,
+      logLevel: 'silent',
+      worker: { pollMs: 50, batchSize: 10, leaseMs: 60_000, enabled: true },
+    },
   });
   platformUrl = platform.url;
 }, START_TIMEOUT_MS);
@@ -44,7 +51,8 @@ afterAll(async () => {
 interface RespectRun {
   code: number;
   output: string;
-  report: { files?: Record<string, { totalRequests?: number; executedWorkflows?: Array<{ workflowId: string; status: string }> }> } | undefined;
+  report:
+    { files?: Record<string, { totalRequests?: number; executedWorkflows?: Array<{ workflowId: string; status: string }> }> } | undefined;
 }
 
 /** Runs `redocly respect` on one workflow file with the sandbox's addresses and credentials. */
@@ -58,7 +66,20 @@ function respect(file: string): Promise<RespectRun> {
   };
   const servers = { platform: platform.url, sandboxHostapp: sandbox.hostappUrl, sandboxMiniapp: sandbox.miniappUrl };
   const jsonOutput = path.join(scratch, `${file}.json`);
-  const args = ['respect', path.join(workflowsDir, file), '--input', JSON.stringify(inputs), '--server', JSON.stringify(servers), '--json-output', jsonOutput, '--max-fetch-timeout', '15000', '--execution-timeout', String(RUN_TIMEOUT_MS - 10_000)];
+  const args = [
+    'respect',
+    path.join(workflowsDir, file),
+    '--input',
+    JSON.stringify(inputs),
+    '--server',
+    JSON.stringify(servers),
+    '--json-output',
+    jsonOutput,
+    '--max-fetch-timeout',
+    '15000',
+    '--execution-timeout',
+    String(RUN_TIMEOUT_MS - 10_000),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(path.join(root, 'node_modules', '.bin', 'redocly'), args, {
       cwd: root,
@@ -93,7 +114,8 @@ describe.each(workflowFiles.map((file) => [file]))('%s against the sandbox', (fi
       expect(run.code, run.output).toBe(0);
       const workflows = Object.values(run.report?.files ?? {}).flatMap((entry) => entry.executedWorkflows ?? []);
       expect(workflows.length, run.output).toBeGreaterThan(0);
-      for (const workflow of workflows) expect(`${workflow.workflowId}: ${workflow.status}`, run.output).toBe(`${workflow.workflowId}: success`);
+      for (const workflow of workflows)
+        expect(`${workflow.workflowId}: ${workflow.status}`, run.output).toBe(`${workflow.workflowId}: success`);
     },
     RUN_TIMEOUT_MS,
   );

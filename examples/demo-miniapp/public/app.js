@@ -43,7 +43,11 @@ async function buy(sku, button) {
   button.disabled = true;
   try {
     // 1. The server creates the order and the order payment (E1) and hands back order_payment_id.
-    const order = await api('/api/orders', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sku }) });
+    const order = await api('/api/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sku }),
+    });
     // 2. The host app shows its payment sheet; the promise settles when the user is done.
     const { status } = await pay({
       amount: order.amount,
@@ -111,7 +115,8 @@ subscribe((event) => {
   if (!event.detail) return;
   const item = document.createElement('li');
   const { type, data } = event.detail;
-  item.textContent = type === MinibridgeWebAppCustomEvent ? `${data.type}: ${JSON.stringify(data.payload)}` : `${type}: ${JSON.stringify(data)}`;
+  item.textContent =
+    type === MinibridgeWebAppCustomEvent ? `${data.type}: ${JSON.stringify(data.payload)}` : `${type}: ${JSON.stringify(data)}`;
   $('host-events').append(item);
 });
 

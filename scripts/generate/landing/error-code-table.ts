@@ -13,11 +13,7 @@ interface ErrorCodeSchema {
 
 function isErrorCodeSchema(value: unknown): value is ErrorCodeSchema {
   const schema = value as Partial<ErrorCodeSchema> | undefined;
-  return (
-    Array.isArray(schema?.enum) &&
-    typeof schema['x-enumDescriptions'] === 'object' &&
-    Array.isArray(schema['x-retryable'])
-  );
+  return Array.isArray(schema?.enum) && typeof schema['x-enumDescriptions'] === 'object' && Array.isArray(schema['x-retryable']);
 }
 
 /** Reads the ErrorCode schema from the bundled platform document: the one catalogue of codes. */

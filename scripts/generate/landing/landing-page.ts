@@ -52,7 +52,10 @@ export async function renderLandingPage(input: LandingPageInput): Promise<Landin
   // the page always carries the catalogue and never a hand-written copy of it.
   const tablePlaced = guideSections.some((html) => html.includes(errorCodeTableMarker));
   const errorSection = `<section class="guide" aria-labelledby="error-codes">\n<h2 id="error-codes">Error codes</h2>\n${errorTable}\n</section>`;
-  const guidesHtml = [...guideSections.map((html) => html.replace(errorCodeTableMarker, errorTable)), ...(tablePlaced ? [] : [errorSection])].join('\n');
+  const guidesHtml = [
+    ...guideSections.map((html) => html.replace(errorCodeTableMarker, errorTable)),
+    ...(tablePlaced ? [] : [errorSection]),
+  ].join('\n');
 
   const apiCards = infos.map(
     ({ api, info }) => `<li>

@@ -11,5 +11,10 @@ export function answers400(): BrokenServer {
     }),
     referenceMiniappRouter(),
   );
-  return { name: 'answers 400 instead of 200', subject: 'miniapp', app, catches: ['status receiveOrderCompletion', 'status receiveMiniappEvent'] };
+  return {
+    name: 'answers 400 instead of 200',
+    subject: 'miniapp',
+    app,
+    catches: ['status receiveOrderCompletion', 'status receiveMiniappEvent'],
+  };
 }

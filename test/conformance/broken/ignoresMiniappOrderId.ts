@@ -15,7 +15,9 @@ export function ignoresMiniappOrderId(): BrokenServer {
           return { order_payment_id: id };
         },
         getPaymentStatus: (query) =>
-          created.has(query.order_payment_id) ? { app_id: query.app_id, client_id: query.client_id, order_payment_id: query.order_payment_id, payment_status: 'in_process' } : { error_code: 'ORDER_NOT_FOUND' },
+          created.has(query.order_payment_id)
+            ? { app_id: query.app_id, client_id: query.client_id, order_payment_id: query.order_payment_id, payment_status: 'in_process' }
+            : { error_code: 'ORDER_NOT_FOUND' },
         receiveEvent: () => ({ received: true }),
       },
     }),

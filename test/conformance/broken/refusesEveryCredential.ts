@@ -10,6 +10,7 @@ export function refusesEveryCredential(): BrokenServer {
     subject: 'hostapp',
     app,
     catches: [],
-    stops: /refused the credentials on every operation asked \(E3 createHostappOrderPayment, E7 receiveHostappEvent: error_code UNAUTHORIZED\)\.\nNothing else was checked\. Check --credentials/,
+    stops:
+      /refused the credentials on every operation asked \(E3 createHostappOrderPayment, E7 receiveHostappEvent: error_code UNAUTHORIZED\)\.\nNothing else was checked\. Check --credentials/,
   };
 }

@@ -9,7 +9,10 @@ export function refusesLongProductName(): BrokenServer {
   const app = express().use(
     express.text({ type: '*/*' }),
     (req, res, next) => {
-      const items = req.method === 'POST' && req.path === '/create-order-payment' ? (parseLossless(req.body) as { order?: { items?: unknown } }).order?.items : undefined;
+      const items =
+        req.method === 'POST' && req.path === '/create-order-payment'
+          ? (parseLossless(req.body) as { order?: { items?: unknown } }).order?.items
+          : undefined;
       if (Array.isArray(items) && items.some((item) => typeof item?.product_name === 'string' && item.product_name.length >= 250)) {
         res.status(200).json({ error_code: 'INVALID_ORDER_DATA' });
         return;

@@ -17,5 +17,10 @@ export function reusesOrderPaymentId(): BrokenServer {
       },
     }),
   );
-  return { name: 'answers one order_payment_id for every order', subject: 'hostapp', app, catches: ['idempotency createHostappOrderPayment'] };
+  return {
+    name: 'answers one order_payment_id for every order',
+    subject: 'hostapp',
+    app,
+    catches: ['idempotency createHostappOrderPayment'],
+  };
 }

@@ -12,12 +12,12 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basicAuthorization, prefixedAuthorization } from '../../../src/auth/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/credentials.js';
 import { check, schemaValidator } from '../../../src/contract/operations.js';
 import { parseLossless, stringifyLossless } from '../../../src/contract/json.js';
-import { deliveryLimits } from '../../../src/delivery/deliveryLimits.js';
-import { contractRateLimits } from '../../../src/http/rateLimiter.js';
-import type { ClaimedDelivery } from '../../../src/store/index.js';
+import { deliveryLimits } from '../../../src/platform/delivery/deliveryLimits.js';
+import { contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
+import type { ClaimedDelivery } from '../../../src/platform/store/index.js';
 import { DeliveryRig, until, type MiniappBehaviour } from '../support/deliveryRig.js';
 import { startHarness, type Harness } from '../support/platformHarness.js';
 import { PARTIES } from '../support/registry.js';
@@ -46,8 +46,14 @@ async function send(baseUrl: string, target: Target, authorization: string | und
     headers['content-type'] = 'application/json';
     const [path, body] =
       target === 'miniapp'
-        ? ['/api/v1/orders/get-payment-status/', { app_id: PARTIES.appId, client_id: PARTIES.clientId, order_payment_id: 'hop_not_a_real_payment' }]
-        : ['/api/v1/orders/complete-order/', { order_payment_id: 'hop_not_a_real_payment', app_id: PARTIES.appId, client_id: PARTIES.clientId, payment_status: 'paid' }];
+        ? [
+            '/api/v1/orders/get-payment-status/',
+            { app_id: PARTIES.appId, client_id: PARTIES.clientId, order_payment_id: 'hop_not_a_real_payment' },
+          ]
+        : [
+            '/api/v1/orders/complete-order/',
+            { order_payment_id: 'hop_not_a_real_payment', app_id: PARTIES.appId, client_id: PARTIES.clientId, payment_status: 'paid' },
+          ];
     response = await fetch(baseUrl + path, { method: 'POST', headers, body: stringifyLossless(body) });
   }
   return { status: response.status, body: parseLossless(await response.text()) as Record<string, unknown>, headers: response.headers };
@@ -64,7 +70,9 @@ const idOf: Record<Target, string> = { miniapp: PARTIES.appId, hostapp: PARTIES.
 
 /** Wrong credentials that still name the target: wrong secret, someone else's, other schemes, garbage, none. */
 function wrongCredentials(target: Target): fc.Arbitrary<string | undefined> {
-  const secret = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s !== PARTIES.miniappSecret && s !== PARTIES.hostappSecret && s !== ADMIN_TOKEN && !s.includes(':'));
+  const secret = fc
+    .string({ minLength: 1, maxLength: 40 })
+    .filter((s) => s !== PARTIES.miniappSecret && s !== PARTIES.hostappSecret && s !== ADMIN_TOKEN && !s.includes(':'));
   return fc.oneof(
     secret.map((s) => basicAuthorization(idOf[target], s)),
     secret.map((s) => `Bearer ${s}`),
@@ -84,7 +92,9 @@ const flood = target.chain((focus) =>
   fc.record({
     sources: fc.uniqueArray(source, { minLength: 1, maxLength: 4 }),
     hostile: fc.array(
-      fc.tuple(fc.oneof({ weight: 9, arbitrary: fc.constant(focus) }, { weight: 1, arbitrary: target }), fc.nat()).chain(([t, pick]) => wrongCredentials(t).map((authorization) => ({ target: t, authorization, pick }))),
+      fc
+        .tuple(fc.oneof({ weight: 9, arbitrary: fc.constant(focus) }, { weight: 1, arbitrary: target }), fc.nat())
+        .chain(([t, pick]) => wrongCredentials(t).map((authorization) => ({ target: t, authorization, pick }))),
       { minLength: limits.partner.burst + 20, maxLength: 2 * limits.partner.burst + 50 },
     ),
     /** Where the real partners' requests go in the flood, and whose they are. */
@@ -96,7 +106,12 @@ describe('failed authentication never spends a partner’s rate limit', () => {
   let harness: Harness;
   beforeAll(async () => {
     // The contract's limits (not the lifted ones of the other resilience tests); X-Forwarded-For names the source.
-    harness = await startHarness({ adminToken: ADMIN_TOKEN, trustProxy: true, rateLimit: limits.partner, failedAuthLimit: limits.failedAuthentication });
+    harness = await startHarness({
+      adminToken: ADMIN_TOKEN,
+      trustProxy: true,
+      rateLimit: limits.partner,
+      failedAuthLimit: limits.failedAuthentication,
+    });
   }, 60_000);
   afterAll(() => harness?.close(), 30_000);
 
@@ -105,17 +120,21 @@ describe('failed authentication never spends a partner’s rate limit', () => {
     await fc.assert(
       fc.asyncProperty(flood, async ({ sources, hostile, genuine }) => {
         const startedAt = performance.now();
-        const plan: Array<{ genuine: boolean; target: Target; authorization: string | undefined; source: string | undefined }> = hostile.map((h) => ({
-          genuine: false,
-          target: h.target,
-          authorization: h.authorization,
-          source: sources[h.pick % sources.length],
-        }));
-        for (const [t, at] of genuine) plan.splice(at % (plan.length + 1), 0, { genuine: true, target: t, authorization: rightCredentials[t], source: undefined });
+        const plan: Array<{ genuine: boolean; target: Target; authorization: string | undefined; source: string | undefined }> =
+          hostile.map((h) => ({
+            genuine: false,
+            target: h.target,
+            authorization: h.authorization,
+            source: sources[h.pick % sources.length],
+          }));
+        for (const [t, at] of genuine)
+          plan.splice(at % (plan.length + 1), 0, { genuine: true, target: t, authorization: rightCredentials[t], source: undefined });
         const answers: Sent[] = [];
         // Twenty at a time, in the planned order.
         for (let i = 0; i < plan.length; i += 20) {
-          answers.push(...(await Promise.all(plan.slice(i, i + 20).map((p) => send(harness.running.url, p.target, p.authorization, p.source)))));
+          answers.push(
+            ...(await Promise.all(plan.slice(i, i + 20).map((p) => send(harness.running.url, p.target, p.authorization, p.source)))),
+          );
         }
         const failuresBySource = new Map<string, number>();
         plan.forEach((p, i) => {
@@ -141,7 +160,8 @@ describe('failed authentication never spends a partner’s rate limit', () => {
         });
         // No source got more authentication errors than its budget allows in the time the flood took.
         const refilled = ((performance.now() - startedAt) / 1000) * limits.failedAuthentication.perSecond;
-        for (const [key, failures] of failuresBySource) expect(failures, key).toBeLessThanOrEqual(limits.failedAuthentication.burst + Math.ceil(refilled) + 1);
+        for (const [key, failures] of failuresBySource)
+          expect(failures, key).toBeLessThanOrEqual(limits.failedAuthentication.burst + Math.ceil(refilled) + 1);
       }),
       { seed: 1017, numRuns: 12 },
     );
@@ -180,7 +200,8 @@ describe('E6 delivery is fair between miniapps', () => {
         for (const [i, app] of APPS.entries()) if (i !== healthy) for (let n = 0; n < backlogs[i]!; n++) await rig.enqueue(app);
         for (let t = 0; t < ticksBefore; t++) {
           const claimed = await rig.worker.tick();
-          for (const app of APPS) expect(claimed.filter((c) => c.delivery.app_id === app).length).toBeLessThanOrEqual(maxInFlightPerMiniapp);
+          for (const app of APPS)
+            expect(claimed.filter((c) => c.delivery.app_id === app).length).toBeLessThanOrEqual(maxInFlightPerMiniapp);
         }
 
         // The loop claims again at once after any claim that leased something and waits for the
@@ -195,7 +216,8 @@ describe('E6 delivery is fair between miniapps', () => {
           expect(claim, 'claims before the healthy delivery').toBeLessThanOrEqual(mostClaims);
           const next = await rig.worker.tick();
           expect(next.length, 'an empty claim before the healthy delivery: the loop would wait a poll interval').toBeGreaterThan(0);
-          for (const app of APPS) expect(next.filter((c) => c.delivery.app_id === app).length, app).toBeLessThanOrEqual(maxInFlightPerMiniapp);
+          for (const app of APPS)
+            expect(next.filter((c) => c.delivery.app_id === app).length, app).toBeLessThanOrEqual(maxInFlightPerMiniapp);
           claimedHealthy = next.find((c) => c.delivery.delivery_id === deliveryId);
         }
         const eventId = claimedHealthy.delivery.event_id;

@@ -18,15 +18,15 @@ import type { Server } from 'node:http';
 import express from 'express';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prefixedAuthorization, basicAuthorization } from '../../../src/auth/credentials.js';
+import { prefixedAuthorization, basicAuthorization } from '../../../src/wire/credentials.js';
 import { decimalViolation, INTEGER_TEXT } from '../../../src/contract/decimal.js';
 import { isJsonObject, maxJsonDepth, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import { getAt, type JsonPath } from '../../../src/contract/jsonPath.js';
 import { check, contractOperations, type OperationContract } from '../../../src/contract/operations.js';
-import { documentedError, invalidInputCode } from '../../../src/http/apiError.js';
-import { handlers } from '../../../src/operations/index.js';
-import { pipelineErrorCodes } from '../../../src/partner-kit/contractAnswers.js';
-import { createHostappRouter, createMiniappRouter } from '../../../src/partner-kit/index.js';
+import { documentedError, invalidInputCode } from '../../../src/contract/errors.js';
+import { handlers } from '../../../src/platform/operations/index.js';
+import { pipelineErrorCodes } from '../../../src/shipped/partner-kit/contractAnswers.js';
+import { createHostappRouter, createMiniappRouter } from '../../../src/shipped/partner-kit/index.js';
 import { resolve, type JsonObject } from '../../../src/contract/documents.js';
 import { loadLosslessDocument, namedExamples } from '../../../src/contract/losslessDocument.js';
 import { documented, parametersOf, requestExamples, requestSchema } from '../../support/contract-requests.js';
@@ -133,7 +133,8 @@ describe(`hostile inbound bodies on the platform (HOSTILE_SEED=${SEED}, ${RUNS} 
   function partnerRequests(): Array<{ raw: string }> {
     const all: Array<{ raw: string }> = [];
     for (const partner of [harness.hostapp, harness.miniapp]) {
-      for (const [path, list] of partner.received) if (!(partner === harness.miniapp && path === MINIAPP_PATHS.completeOrder)) all.push(...list);
+      for (const [path, list] of partner.received)
+        if (!(partner === harness.miniapp && path === MINIAPP_PATHS.completeOrder)) all.push(...list);
     }
     return all;
   }
@@ -165,7 +166,11 @@ describe(`hostile inbound bodies on the platform (HOSTILE_SEED=${SEED}, ${RUNS} 
               const refuse = mustRefuse(op, hostile) || numberVerdict(op, hostile, numberPath(hostile, base)) === 'refuse';
               const storeBefore = refuse ? await storeCounts() : '';
               const partnerBefore = partnerRequests().length;
-              const response = await fetch(harness.running.url + op.path, { method: op.method, headers: { 'content-type': 'application/json', authorization }, body: text });
+              const response = await fetch(harness.running.url + op.path, {
+                method: op.method,
+                headers: { 'content-type': 'application/json', authorization },
+                body: text,
+              });
               const answerText = await response.text();
               const where = `${op.operationId} ${hostile.label}: answered ${response.status} ${answerText.slice(0, 300)}`;
               const documented = op.responses.get(String(response.status));
@@ -181,9 +186,16 @@ describe(`hostile inbound bodies on the platform (HOSTILE_SEED=${SEED}, ${RUNS} 
                 if (hostile.mustRefuse) expect(String(answer.error_message), where).toMatch(hostile.refusal ?? /__proto__|more than once/);
                 expect(partnerRequests().length, `${where}: a refused body reached a partner`).toBe(partnerBefore);
                 expect(await storeCounts(), `${where}: a refused body changed the store`).toBe(storeBefore);
-              } else if (response.status === 200 && hostile.injected && !forwardedAt(op.api, requestSchemaRef(op), base, hostile.injected.at)) {
+              } else if (
+                response.status === 200 &&
+                hostile.injected &&
+                !forwardedAt(op.api, requestSchemaRef(op), base, hostile.injected.at)
+              ) {
                 for (const request of partnerRequests().slice(partnerBefore)) {
-                  expect(request.raw.includes(SENTINEL), `${where}: an unknown member reached a partner: ${request.raw.slice(0, 300)}`).toBe(false);
+                  expect(
+                    request.raw.includes(SENTINEL),
+                    `${where}: an unknown member reached a partner: ${request.raw.slice(0, 300)}`,
+                  ).toBe(false);
                 }
               }
             }),
@@ -220,8 +232,26 @@ describe(`hostile inbound bodies on the partner kit's routers (HOSTILE_SEED=${SE
     };
     const app = express();
     // Each router under its API's name: both serve E7 at the contract's suggested path /events.
-    app.use('/hostapp', createHostappRouter({ clientId, secretKey, idempotency: 'off', logger: quiet, handlers: { createOrderPayment: handle, getPaymentStatus: handle, receiveEvent: handle } }));
-    app.use('/miniapp', createMiniappRouter({ appId, secretKey, idempotency: 'off', logger: quiet, handlers: { receiveOrderCompletion: handle, receiveEvent: handle } }));
+    app.use(
+      '/hostapp',
+      createHostappRouter({
+        clientId,
+        secretKey,
+        idempotency: 'off',
+        logger: quiet,
+        handlers: { createOrderPayment: handle, getPaymentStatus: handle, receiveEvent: handle },
+      }),
+    );
+    app.use(
+      '/miniapp',
+      createMiniappRouter({
+        appId,
+        secretKey,
+        idempotency: 'off',
+        logger: quiet,
+        handlers: { receiveOrderCompletion: handle, receiveEvent: handle },
+      }),
+    );
     server = await new Promise((resolve) => {
       const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
     });
@@ -245,7 +275,8 @@ describe(`hostile inbound bodies on the partner kit's routers (HOSTILE_SEED=${SE
           const codes = pipelineErrorCodes(op);
           const headers: Record<string, string> = {
             'content-type': 'application/json',
-            authorization: op.api === 'hostapp' ? prefixedAuthorization('Token', clientId, secretKey) : basicAuthorization(appId, secretKey),
+            authorization:
+              op.api === 'hostapp' ? prefixedAuthorization('Token', clientId, secretKey) : basicAuthorization(appId, secretKey),
           };
           for (const parameter of parametersOf(op.api, op.operationId)) {
             if (parameter.in === 'header' && parameter.example !== undefined) headers[parameter.name] = String(parameter.example);

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLosslessNumber, maxJsonDepth, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
-import type { PartnerOperationId } from '../../../src/partners/partnerCall.js';
+import type { PartnerOperationId } from '../../../src/platform/outbound/partnerCall.js';
 import type { Received } from '../../support/fakePartners.js';
 import type { PlatformHarness } from '../../support/platformHarness.js';
 import {
@@ -29,7 +29,15 @@ import {
   type AnswerWriter,
   type Member,
 } from './partnerAnswers/answers.js';
-import { aboutMembers, createOrder, partnerOperationIds, scenarios, startHostileHarness, TWIN_MINIAPP, type Scenario } from './partnerAnswers/scenarios.js';
+import {
+  aboutMembers,
+  createOrder,
+  partnerOperationIds,
+  scenarios,
+  startHostileHarness,
+  TWIN_MINIAPP,
+  type Scenario,
+} from './partnerAnswers/scenarios.js';
 
 const SEED = Number(process.env.HOSTILE_SEED ?? 20261123);
 /** What the platform may have read beyond the cap: a chunk in flight plus the kernel's socket buffers on loopback. */
@@ -48,7 +56,8 @@ afterAll(async () => {
 }, 60_000);
 
 const operations = partnerOperationIds();
-const seedOf = (operationId: string, property: string) => [...`${operationId}/${property}`].reduce((hash, char) => (Math.imul(hash, 31) + char.charCodeAt(0)) | 0, SEED);
+const seedOf = (operationId: string, property: string) =>
+  [...`${operationId}/${property}`].reduce((hash, char) => (Math.imul(hash, 31) + char.charCodeAt(0)) | 0, SEED);
 
 /** Runs one hostile answer through a scenario. */
 async function attempt(scenario: Scenario, build: (request: Received) => AnswerWriter) {
@@ -96,7 +105,8 @@ describe.each(operations)('%s answers', (operationId) => {
             return;
           }
           await expectInvalid(s, trial, `larger than ${cap} bytes`);
-          for (const written of await trial.writes()) expect(written.bytes).toBeLessThanOrEqual(Math.min(size, cap + chunkSize + READ_SLACK_BYTES));
+          for (const written of await trial.writes())
+            expect(written.bytes).toBeLessThanOrEqual(Math.min(size, cap + chunkSize + READ_SLACK_BYTES));
         },
       ),
       { seed: seedOf(operationId, 'size'), numRuns: 10 },
@@ -132,29 +142,44 @@ describe.each(operations)('%s answers', (operationId) => {
     const injection = fc.record({ name: prototypeNameArb, value: jsonValueTextArb, nested: fc.boolean() });
     const twist = fc.constantFrom('none' as const, 'duplicate' as const, 'hide required' as const);
     await fc.assert(
-      fc.asyncProperty(fc.array(injection, { minLength: 1, maxLength: 4 }), twist, jsonValueTextArb, async (injections, how, duplicateValue) => {
-        let sent = '';
-        let refusal = false;
-        const trial = await attempt(s, (request) => {
-          const top: Member[] = [...s.valid(request)];
-          const nested: Member[] = s.stored ? Object.entries(JSON.parse(top.find(([name]) => name === s.stored)![1]) as object).map(([k, v]): Member => [k, json(v)]) : [];
-          for (const { name, value, nested: inside } of injections) (inside && s.stored ? nested : top).push([name, value]);
-          if (s.stored) top.splice(top.findIndex(([name]) => name === s.stored), 1, [s.stored, objectText(nested)]);
-          if (how === 'duplicate') top.push([top[0]![0], duplicateValue]);
-          // A required member moved under a prototype-named key: present only on the prototype side.
-          const hidden = how === 'hide required' && s.requiredStrings.length > 0;
-          if (hidden) {
-            const [member] = top.splice(top.findIndex(([name]) => name === s.requiredStrings[0]), 1);
-            top.push([PROTOTYPE_NAMES[injections.length % 2]!, objectText([member!])]);
-          }
-          refusal = s.reading === 'interpreted' && (hidden || hasDifferingDuplicate(top) || hasDifferingDuplicate(nested));
-          sent = objectText(top);
-          return exactly(Buffer.from(sent), 'content-length');
-        });
-        if (refusal) await expectInvalid(s, trial);
-        else await trial.accepted(sent);
-        expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(ORIGINAL_PROTOTYPE);
-      }),
+      fc.asyncProperty(
+        fc.array(injection, { minLength: 1, maxLength: 4 }),
+        twist,
+        jsonValueTextArb,
+        async (injections, how, duplicateValue) => {
+          let sent = '';
+          let refusal = false;
+          const trial = await attempt(s, (request) => {
+            const top: Member[] = [...s.valid(request)];
+            const nested: Member[] = s.stored
+              ? Object.entries(JSON.parse(top.find(([name]) => name === s.stored)![1]) as object).map(([k, v]): Member => [k, json(v)])
+              : [];
+            for (const { name, value, nested: inside } of injections) (inside && s.stored ? nested : top).push([name, value]);
+            if (s.stored)
+              top.splice(
+                top.findIndex(([name]) => name === s.stored),
+                1,
+                [s.stored, objectText(nested)],
+              );
+            if (how === 'duplicate') top.push([top[0]![0], duplicateValue]);
+            // A required member moved under a prototype-named key: present only on the prototype side.
+            const hidden = how === 'hide required' && s.requiredStrings.length > 0;
+            if (hidden) {
+              const [member] = top.splice(
+                top.findIndex(([name]) => name === s.requiredStrings[0]),
+                1,
+              );
+              top.push([PROTOTYPE_NAMES[injections.length % 2]!, objectText([member!])]);
+            }
+            refusal = s.reading === 'interpreted' && (hidden || hasDifferingDuplicate(top) || hasDifferingDuplicate(nested));
+            sent = objectText(top);
+            return exactly(Buffer.from(sent), 'content-length');
+          });
+          if (refusal) await expectInvalid(s, trial);
+          else await trial.accepted(sent);
+          expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(ORIGINAL_PROTOTYPE);
+        },
+      ),
       { seed: seedOf(operationId, 'keys'), numRuns: 12 },
     );
   }, 120_000);
@@ -165,13 +190,25 @@ describe.each(operations)('%s answers', (operationId) => {
     // Thousands of levels still fit under the size cap (6 bytes a level at most), so the depth is what is refused.
     const around = s.stored ? 2 : 1;
     const nested = fc
-      .record({ depth: fc.oneof(fc.integer({ min: maxJsonDepth() - around - 1, max: maxJsonDepth() - around + 2 }), fc.integer({ min: 1000, max: 5000 })), objects: fc.boolean() })
-      .map(({ depth, objects }) => ({ depth: depth + around, text: objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}${']'.repeat(depth)}` }));
+      .record({
+        depth: fc.oneof(
+          fc.integer({ min: maxJsonDepth() - around - 1, max: maxJsonDepth() - around + 2 }),
+          fc.integer({ min: 1000, max: 5000 }),
+        ),
+        objects: fc.boolean(),
+      })
+      .map(({ depth, objects }) => ({
+        depth: depth + around,
+        text: objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}${']'.repeat(depth)}`,
+      }));
     // A string holding U+0000 or a lone surrogate, as a value or as a member name (JSON.stringify writes both as \u escapes).
     const unstorable = fc
       .record({ code: fc.oneof(fc.integer({ min: 0xd800, max: 0xdfff }), fc.constant(0)), asName: fc.boolean() })
       .map(({ code, asName }) => ({ text: `x${String.fromCharCode(code)}y`, asName }));
-    const hostile = fc.oneof(nested.map((deep) => ({ deep, unstorable: undefined })), unstorable.map((bad) => ({ deep: undefined, unstorable: bad })));
+    const hostile = fc.oneof(
+      nested.map((deep) => ({ deep, unstorable: undefined })),
+      unstorable.map((bad) => ({ deep: undefined, unstorable: bad })),
+    );
     await fc.assert(
       fc.asyncProperty(hostile, async ({ deep, unstorable: bad }) => {
         let sent = '';
@@ -183,7 +220,8 @@ describe.each(operations)('%s answers', (operationId) => {
           sent = objectText(members);
           return exactly(Buffer.from(sent), 'content-length');
         });
-        if (deep ? deep.depth > maxJsonDepth() : s.reading === 'interpreted') await expectInvalid(s, trial, deep ? 'nested more than' : undefined);
+        if (deep ? deep.depth > maxJsonDepth() : s.reading === 'interpreted')
+          await expectInvalid(s, trial, deep ? 'nested more than' : undefined);
         else await trial.accepted(sent);
       }),
       { seed: seedOf(operationId, 'unreadable'), numRuns: 8 },
@@ -197,7 +235,9 @@ describe.each(operations)('%s answers', (operationId) => {
         let sent = '';
         const replaceRequired = where === 'required' && s.requiredStrings.length > 0;
         const trial = await attempt(s, (request) => {
-          const members: Member[] = s.valid(request).map(([name, value]) => (replaceRequired && name === s.requiredStrings.at(-1) ? [name, number] : [name, value]));
+          const members: Member[] = s
+            .valid(request)
+            .map(([name, value]) => (replaceRequired && name === s.requiredStrings.at(-1) ? [name, number] : [name, value]));
           if (!replaceRequired && s.stored) {
             const index = members.findIndex(([name]) => name === s.stored);
             members[index] = [s.stored, `{"amount":${number},"list":[${number},"${number}"]}`];
@@ -223,34 +263,51 @@ describe('answers about something else', () => {
 
   it('the contract names what E4 answers are about (and E3, E6, E7 answers name nothing of their request)', () => {
     expect(new Set(withIds)).toEqual(new Set(['getHostappPaymentStatus', 'queryHostappPaymentStatus']));
-    for (const operationId of withIds) expect(new Set(aboutMembers(operationId))).toEqual(new Set(['app_id', 'client_id', 'order_payment_id']));
+    for (const operationId of withIds)
+      expect(new Set(aboutMembers(operationId))).toEqual(new Set(['app_id', 'client_id', 'order_payment_id']));
   });
 
-  it.each(withIds)('%s: a report naming another payment, miniapp or host app changes nothing', async (operationId) => {
-    const s = table.get(operationId)!;
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...aboutMembers(operationId)), otherIdArb, async (member, other) => {
-        const trial = await attempt(s, (request) => {
-          const members = s.valid(request).map(([name, value]): Member => (name === member ? [name, json(JSON.parse(value) === other ? `${other}x` : other)] : [name, value]));
-          return exactly(Buffer.from(objectText(members)), 'content-length');
-        });
-        await expectInvalid(s, trial, member);
-      }),
-      { seed: seedOf(operationId, 'about'), numRuns: 8 },
-    );
-  }, 120_000);
+  it.each(withIds)(
+    '%s: a report naming another payment, miniapp or host app changes nothing',
+    async (operationId) => {
+      const s = table.get(operationId)!;
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...aboutMembers(operationId)), otherIdArb, async (member, other) => {
+          const trial = await attempt(s, (request) => {
+            const members = s
+              .valid(request)
+              .map(([name, value]): Member =>
+                name === member ? [name, json(JSON.parse(value) === other ? `${other}x` : other)] : [name, value],
+              );
+            return exactly(Buffer.from(objectText(members)), 'content-length');
+          });
+          await expectInvalid(s, trial, member);
+        }),
+        { seed: seedOf(operationId, 'about'), numRuns: 8 },
+      );
+    },
+    120_000,
+  );
 
   it('E3: an order_payment_id already bound to another order records nothing, marks no key done, and a retry succeeds', async () => {
     const s = table.get('createHostappOrderPayment')!;
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('same miniapp, another order', 'another miniapp, same miniapp_order_id', 'another miniapp, another order'), async (owner) => {
-        // The order that owns the id: the twin miniapp's order may share the miniapp_order_id of the next E1.
-        const shared = owner.includes('same miniapp_order_id') ? `SHARED-${++sharedRefs}` : undefined;
-        const owned = await createOrder(harness, { appId: owner.startsWith('another miniapp') ? TWIN_MINIAPP.id : undefined, miniappOrderId: shared });
-        const fire = await s.prepare({ miniappOrderId: shared });
-        const trial = await fire(() => exactly(Buffer.from(objectText([['order_payment_id', json(owned.order_payment_id)]])), 'content-length'));
-        await expectInvalid(s, trial, 'already gave another order');
-      }),
+      fc.asyncProperty(
+        fc.constantFrom('same miniapp, another order', 'another miniapp, same miniapp_order_id', 'another miniapp, another order'),
+        async (owner) => {
+          // The order that owns the id: the twin miniapp's order may share the miniapp_order_id of the next E1.
+          const shared = owner.includes('same miniapp_order_id') ? `SHARED-${++sharedRefs}` : undefined;
+          const owned = await createOrder(harness, {
+            appId: owner.startsWith('another miniapp') ? TWIN_MINIAPP.id : undefined,
+            miniappOrderId: shared,
+          });
+          const fire = await s.prepare({ miniappOrderId: shared });
+          const trial = await fire(() =>
+            exactly(Buffer.from(objectText([['order_payment_id', json(owned.order_payment_id)]])), 'content-length'),
+          );
+          await expectInvalid(s, trial, 'already gave another order');
+        },
+      ),
       { seed: seedOf('createHostappOrderPayment', 'bound'), numRuns: 6 },
     );
   }, 120_000);
@@ -262,7 +319,10 @@ describe('slow answers', () => {
     const prepared = [];
     for (const operationId of operations) {
       const s = table.get(operationId)!;
-      const [shape] = fc.sample(fc.record({ bytesPerStep: fc.integer({ min: 1, max: 4 }), whitespace: whitespaceArb }), { seed: seedOf(operationId, 'slow'), numRuns: 1 });
+      const [shape] = fc.sample(fc.record({ bytesPerStep: fc.integer({ min: 1, max: 4 }), whitespace: whitespaceArb }), {
+        seed: seedOf(operationId, 'slow'),
+        numRuns: 1,
+      });
       prepared.push({ s, shape, fire: await s.prepare() });
     }
     const trials = await Promise.all(
@@ -299,8 +359,14 @@ function hasDifferingDuplicate(members: readonly Member[]): boolean {
 /** A JSON text with object members in name order and numbers as written: equal values, equal texts. */
 function canonical(text: string): string {
   const sort = (value: unknown): unknown =>
-    Array.isArray(value) ? value.map(sort) : value !== null && typeof value === 'object' && !isLosslessNumber(value)
-      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, sort(v)]))
-      : value;
+    Array.isArray(value)
+      ? value.map(sort)
+      : value !== null && typeof value === 'object' && !isLosslessNumber(value)
+        ? Object.fromEntries(
+            Object.entries(value)
+              .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+              .map(([k, v]) => [k, sort(v)]),
+          )
+        : value;
   return stringifyLossless(sort(parseLossless(text)));
 }

@@ -39,7 +39,10 @@ export async function startChild(script: string, options: ChildOptions = {}): Pr
     options.onLine?.(line);
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${script} did not print READY within ${options.readyTimeoutMs ?? 30_000} ms`)), options.readyTimeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => fail(new Error(`${script} did not print READY within ${options.readyTimeoutMs ?? 30_000} ms`)),
+      options.readyTimeoutMs ?? 30_000,
+    );
     const fail = (error: Error) => {
       clearTimeout(timer);
       child.kill('SIGKILL');
@@ -56,7 +59,9 @@ export async function startChild(script: string, options: ChildOptions = {}): Pr
     });
   });
   const startedInMs = performance.now() - spawnedAt;
-  const exited = new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  const exited = new Promise<void>((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
   return {
     url,
     pid: child.pid!,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { ApiName } from '../../../src/contract/documents.js';
 import { LosslessNumber } from '../../../src/contract/json.js';
-import { containsNul } from '../../../src/http/rawBody.js';
+import { containsNul } from '../../../src/wire/rawBody.js';
 import { effective, type Effective } from './contractSchema.js';
 
 /**
@@ -68,7 +68,9 @@ function object(api: ApiName, schema: Effective, depth: number): fc.Arbitrary<un
   for (const [key, nodes] of narrowed.properties) thenModel[key] = build(api, [...(schema.properties.get(key) ?? []), ...nodes], depth + 1);
   return fc.oneof(
     base.filter((value) => (value as Record<string, unknown>)[conditional.property] !== conditional.value),
-    fc.tuple(base, fc.record(thenModel, { requiredKeys: Object.keys(thenModel) })).map(([value, then]) => ({ ...(value as object), ...then, [conditional.property]: conditional.value })),
+    fc
+      .tuple(base, fc.record(thenModel, { requiredKeys: Object.keys(thenModel) }))
+      .map(([value, then]) => ({ ...(value as object), ...then, [conditional.property]: conditional.value })),
   );
 }
 

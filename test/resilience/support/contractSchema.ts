@@ -37,7 +37,8 @@ export function effective(api: ApiName, nodes: readonly unknown[], value?: unkno
     if (typeof schema.maxLength === 'number') result.maxLength = Math.min(result.maxLength ?? Infinity, schema.maxLength);
     if (typeof schema.minLength === 'number') result.minLength = Math.max(result.minLength ?? 0, schema.minLength);
     if (Array.isArray(schema.enum)) result.enum = schema.enum;
-    if (schema.not && typeof schema.not === 'object' && 'const' in (schema.not as JsonObject)) result.notConst.push((schema.not as JsonObject).const);
+    if (schema.not && typeof schema.not === 'object' && 'const' in (schema.not as JsonObject))
+      result.notConst.push((schema.not as JsonObject).const);
     if (schema.items) result.items.push(schema.items);
     if (Array.isArray(schema.anyOf)) result.anyOf = schema.anyOf;
     if (schema['x-decimal']) result.decimal = schema['x-decimal'] as Effective['decimal'];

@@ -8,13 +8,13 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { Config } from '../../../src/config.js';
-import { DeliveryWorker } from '../../../src/delivery/worker.js';
-import { createRateLimiters, contractRateLimits } from '../../../src/http/rateLimiter.js';
-import { createMetrics } from '../../../src/observability/metrics.js';
-import type { Platform } from '../../../src/platform.js';
-import { registryFrom } from '../../../src/registry/loadRegistry.js';
-import { openStore, type Store } from '../../../src/store/index.js';
+import type { Config } from '../../../src/platform/config.js';
+import { DeliveryWorker } from '../../../src/platform/delivery/worker.js';
+import { createRateLimiters, contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
+import { createMetrics } from '../../../src/platform/observability/metrics.js';
+import type { Platform } from '../../../src/platform/context.js';
+import { registryFrom } from '../../../src/platform/registry/loadRegistry.js';
+import { openStore, type Store } from '../../../src/platform/store/index.js';
 import { manualClock, newOrderPayment, transitionTo } from '../../store/fixtures.js';
 
 export type MiniappBehaviour = 'answer' | 'fail' | 'hang' | { slowMs: number };
@@ -70,7 +70,13 @@ export class DeliveryRig {
           urls: { create_order_payment: `${url}/hostapp/create-order-payment`, get_payment_status: `${url}/hostapp/get-payment-status` },
         },
       ],
-      miniapps: this.appIds.map((app_id) => ({ app_id, secret_key: `rig-${app_id}-secret`, hostapps: [HOSTAPP_ID], features, urls: { complete_order: `${url}/${app_id}/complete-order` } })),
+      miniapps: this.appIds.map((app_id) => ({
+        app_id,
+        secret_key: `rig-${app_id}-secret`,
+        hostapps: [HOSTAPP_ID],
+        features,
+        urls: { complete_order: `${url}/${app_id}/complete-order` },
+      })),
     });
     const config = { worker: { ...this.worker_, enabled: false } } as Config;
     this.platform = {
@@ -121,7 +127,12 @@ export class DeliveryRig {
     this.open.set(appId, open);
     this.maxOpen.set(appId, Math.max(this.maxOpen.get(appId) ?? 0, open));
     res.once('close', () => this.open.set(appId, (this.open.get(appId) ?? 1) - 1));
-    this.arrivals.push({ appId, eventId: String(req.headers['x-minibridge-event-id']), attempt: Number(req.headers['x-minibridge-delivery-attempt']), openAtArrival: open });
+    this.arrivals.push({
+      appId,
+      eventId: String(req.headers['x-minibridge-event-id']),
+      attempt: Number(req.headers['x-minibridge-delivery-attempt']),
+      openAtArrival: open,
+    });
     req.resume();
     req.once('end', () => {
       const behaviour = this.behaviours.get(appId) ?? 'answer';

@@ -128,7 +128,11 @@ export class FakePartner {
   }
 }
 
-export const HOSTAPP_PATHS = { createOrderPayment: '/create-order-payment', paymentStatus: '/get-payment-status', events: '/events' } as const;
+export const HOSTAPP_PATHS = {
+  createOrderPayment: '/create-order-payment',
+  paymentStatus: '/get-payment-status',
+  events: '/events',
+} as const;
 export const MINIAPP_PATHS = { completeOrder: '/complete-order', events: '/events' } as const;
 
 /** A host app server answering E3 with a new order_payment_id each time, E4 in_process, E7 received. */

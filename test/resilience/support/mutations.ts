@@ -26,7 +26,8 @@ function walk(api: ApiName, nodes: readonly unknown[], root: unknown, path: Json
   const here = getAt(root, path);
   const schema = effective(api, nodes, here);
   const at = dotted(path) || 'the body';
-  const replace = (label: string, replacement: unknown) => found.push({ label: `${at}: ${label}`, body: () => (path.length === 0 ? replacement : withValueAt(root, path, replacement)) });
+  const replace = (label: string, replacement: unknown) =>
+    found.push({ label: `${at}: ${label}`, body: () => (path.length === 0 ? replacement : withValueAt(root, path, replacement)) });
 
   if (path.length > 0) replace('wrong type', wrongType(schema, here));
   if (schema.decimal) {
@@ -38,7 +39,8 @@ function walk(api: ApiName, nodes: readonly unknown[], root: unknown, path: Json
   }
   if (typeof here === 'string') {
     if (schema.maxLength !== undefined && !schema.enum) replace(`longer than ${schema.maxLength}`, 'a'.repeat(schema.maxLength + 1));
-    if (schema.minLength !== undefined && schema.minLength > 0) replace(`shorter than ${schema.minLength}`, 'a'.repeat(schema.minLength - 1));
+    if (schema.minLength !== undefined && schema.minLength > 0)
+      replace(`shorter than ${schema.minLength}`, 'a'.repeat(schema.minLength - 1));
     if (schema.enum) replace('not in the enum', `${String(schema.enum[0])}_not_listed`);
     for (const forbidden of schema.notConst) replace(`forbidden value ${String(forbidden)}`, forbidden);
     if (!schema.enum) replace('holds U+0000', `${here.slice(0, 1)}\u0000`);

@@ -21,11 +21,18 @@ function withMember(text: string, member: string): string {
  * duplicate keys, wrong or missing Content-Type, a body past the 1 MiB limit.
  */
 export function oddBodies(text: string): OddBody[] {
-  const utf8 = (value: () => string, contentType: string | undefined = JSON_TYPE) => ({ bytes: () => Buffer.from(value(), 'utf8'), contentType });
+  const utf8 = (value: () => string, contentType: string | undefined = JSON_TYPE) => ({
+    bytes: () => Buffer.from(value(), 'utf8'),
+    contentType,
+  });
   const insideFirstString = text.indexOf('":"') + 3;
   const depth = 100_000;
   const bodies: OddBody[] = [
-    { label: 'UTF-8 byte-order mark', bytes: () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]), contentType: JSON_TYPE },
+    {
+      label: 'UTF-8 byte-order mark',
+      bytes: () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]),
+      contentType: JSON_TYPE,
+    },
     { label: 'UTF-16LE with BOM, declared as JSON', bytes: () => Buffer.from(`\ufeff${text}`, 'utf16le'), contentType: JSON_TYPE },
     { label: 'UTF-16LE, charset=utf-16', bytes: () => Buffer.from(text, 'utf16le'), contentType: `${JSON_TYPE}; charset=utf-16` },
     { label: 'truncated', ...utf8(() => text.slice(0, Math.floor(text.length / 2))) },
@@ -53,8 +60,16 @@ export function oddBodies(text: string): OddBody[] {
   if (insideFirstString > 2) {
     const at = insideFirstString;
     bodies.push(
-      { label: 'invalid UTF-8 inside a string', bytes: () => Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from([0xc3, 0x28]), Buffer.from(text.slice(at))]), contentType: JSON_TYPE },
-      { label: 'overlong UTF-8 inside a string', bytes: () => Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from([0xc0, 0xaf]), Buffer.from(text.slice(at))]), contentType: JSON_TYPE },
+      {
+        label: 'invalid UTF-8 inside a string',
+        bytes: () => Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from([0xc3, 0x28]), Buffer.from(text.slice(at))]),
+        contentType: JSON_TYPE,
+      },
+      {
+        label: 'overlong UTF-8 inside a string',
+        bytes: () => Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from([0xc0, 0xaf]), Buffer.from(text.slice(at))]),
+        contentType: JSON_TYPE,
+      },
       { label: 'lone surrogate escape inside a string', ...utf8(() => `${text.slice(0, at)}\\ud800${text.slice(at)}`) },
       { label: 'NUL escape inside a string', ...utf8(() => `${text.slice(0, at)}\\u0000${text.slice(at)}`) },
       { label: 'raw control character inside a string', ...utf8(() => `${text.slice(0, at)}\u0001${text.slice(at)}`) },

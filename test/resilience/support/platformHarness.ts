@@ -1,5 +1,5 @@
-import type { Config } from '../../../src/config.js';
-import { startPlatform, type RunningPlatform } from '../../../src/server.js';
+import type { Config } from '../../../src/platform/config.js';
+import { startPlatform, type RunningPlatform } from '../../../src/platform/server.js';
 import { fakeHostapp, fakeMiniapp, type FakePartner } from './fakePartner.js';
 import { testRegistry } from './registry.js';
 
@@ -20,7 +20,16 @@ export async function startHarness(config: Partial<Config> = {}): Promise<Harnes
   const miniapp = await fakeMiniapp().start();
   const running = await startPlatform({
     registry: testRegistry(hostapp.url, miniapp.url),
-    config: { port: 0, host: '127.0.0.1', dataDir: 'memory://', databaseUrl: undefined, logLevel: 'silent', rateLimit: { perSecond: 1e9, burst: 1e9 }, failedAuthLimit: { perSecond: 1e9, burst: 1e9 }, ...config },
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: 'memory://',
+      databaseUrl: undefined,
+      logLevel: 'silent',
+      rateLimit: { perSecond: 1e9, burst: 1e9 },
+      failedAuthLimit: { perSecond: 1e9, burst: 1e9 },
+      ...config,
+    },
   });
   return {
     running,

@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/types/registry.js';
-import { basicAuthorization, prefixedAuthorization } from '../../../src/auth/credentials.js';
-import { registryFrom } from '../../../src/registry/loadRegistry.js';
-import type { Registry } from '../../../src/registry/registry.js';
+import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/credentials.js';
+import { registryFrom } from '../../../src/platform/registry/loadRegistry.js';
+import type { Registry } from '../../../src/platform/registry/registry.js';
 import { HOSTAPP_PATHS, MINIAPP_PATHS } from './fakePartner.js';
 
 /** The one host app and one miniapp of the resilience tests, named as in the contract's examples. */

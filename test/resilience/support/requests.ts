@@ -11,7 +11,11 @@ export interface Answer {
 }
 
 async function post(baseUrl: string, path: string, authorization: string, body: unknown): Promise<Answer> {
-  const response = await fetch(baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: stringifyLossless(body) });
+  const response = await fetch(baseUrl + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization },
+    body: stringifyLossless(body),
+  });
   return { status: response.status, body: parseLossless(await response.text()) as Record<string, unknown>, headers: response.headers };
 }
 
@@ -30,7 +34,12 @@ export function getPaymentStatus(baseUrl: string, orderPaymentId: string): Promi
 }
 
 export function completeOrder(baseUrl: string, orderPaymentId: string, paymentStatus: Schemas['PaymentStatus'] = 'paid'): Promise<Answer> {
-  const body: Schemas['CompleteOrderRequest'] = { order_payment_id: orderPaymentId, app_id: PARTIES.appId, client_id: PARTIES.clientId, payment_status: paymentStatus };
+  const body: Schemas['CompleteOrderRequest'] = {
+    order_payment_id: orderPaymentId,
+    app_id: PARTIES.appId,
+    client_id: PARTIES.clientId,
+    payment_status: paymentStatus,
+  };
   return post(baseUrl, '/api/v1/orders/complete-order/', hostappBasicAuthorization, body);
 }
 

@@ -49,7 +49,10 @@ function* slices(body: Buffer, size: number): Iterable<Buffer> {
 /** HTTP 200 with exactly `body`, announced by Content-Length or chunked, in chunks of `chunkSize`. */
 export function exactly(body: Buffer, framing: 'content-length' | 'chunked', chunkSize = 16 * 1024): AnswerWriter {
   return (res) => {
-    res.writeHead(200, { 'content-type': 'application/json', ...(framing === 'content-length' && { 'content-length': String(body.length) }) });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      ...(framing === 'content-length' && { 'content-length': String(body.length) }),
+    });
     return pump(res, slices(body, chunkSize));
   };
 }
@@ -59,10 +62,13 @@ export function endless(prefix: string, filler: string, chunkSize: number): Answ
   const chunk = Buffer.from(filler.repeat(Math.max(1, Math.ceil(chunkSize / filler.length))));
   return (res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    return pump(res, (function* () {
-      yield Buffer.from(prefix);
-      for (;;) yield chunk;
-    })());
+    return pump(
+      res,
+      (function* () {
+        yield Buffer.from(prefix);
+        for (;;) yield chunk;
+      })(),
+    );
   };
 }
 
@@ -86,7 +92,16 @@ export function paddedTo(text: string, size: number, whitespace: string): Buffer
 export const whitespaceArb = fc.constantFrom(' ', '\n', '\t', '\r', ' \n', '\t \r\n');
 
 /** Keys an object literal inherits or that reach its prototype: input like any other name. */
-export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', 'isPrototypeOf'];
+export const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '__defineGetter__',
+  'isPrototypeOf',
+];
 export const prototypeNameArb = fc.constantFrom(...PROTOTYPE_NAMES);
 
 /** Any small JSON value, as text. */
@@ -103,7 +118,10 @@ export const oddNumberTextArb = fc
     fraction: fc.option(fc.stringMatching(/^[0-9]{1,40}$/), { nil: undefined }),
     exponent: fc.option(fc.tuple(fc.constantFrom('e', 'E', 'e+', 'E-', 'e-'), fc.integer({ min: 0, max: 999 })), { nil: undefined }),
   })
-  .map(({ negative, integer, fraction, exponent }) => `${negative ? '-' : ''}${integer}${fraction === undefined ? '' : `.${fraction}`}${exponent === undefined ? '' : `${exponent[0]}${exponent[1]}`}`);
+  .map(
+    ({ negative, integer, fraction, exponent }) =>
+      `${negative ? '-' : ''}${integer}${fraction === undefined ? '' : `.${fraction}`}${exponent === undefined ? '' : `${exponent[0]}${exponent[1]}`}`,
+  );
 
 /** An identifier-like string (what order_payment_id, app_id and client_id look like). */
 export const otherIdArb = fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/);

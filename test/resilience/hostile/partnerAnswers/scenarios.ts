@@ -3,12 +3,13 @@
  * fake partner's answer is put in its place, and what "refused" and "accepted" mean in the
  * platform's answer and in its store. Tests build hostile answers; scenarios judge them.
  */
+import type { ServerResponse } from 'node:http';
 import { expect } from 'vitest';
-import { basicAuthorization } from '../../../../src/auth/credentials.js';
+import { basicAuthorization } from '../../../../src/wire/credentials.js';
 import { parseLossless, stringifyLossless } from '../../../../src/contract/json.js';
 import { contractOperations, operation } from '../../../../src/contract/operations.js';
 import { loadDocument, resolve, type ApiName, type JsonObject } from '../../../../src/contract/documents.js';
-import { answerLimits, type PartnerOperationId } from '../../../../src/partners/partnerCall.js';
+import { answerLimits, type PartnerOperationId } from '../../../../src/platform/outbound/partnerCall.js';
 import type { Received } from '../../../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness, type PlatformResponse } from '../../../support/platformHarness.js';
 import { json, objectText, type AnswerWriter, type Member, type Written } from './answers.js';
@@ -32,9 +33,13 @@ export function aboutMembers(operationId: PartnerOperationId): string[] {
   const document = loadDocument(op.api as ApiName);
   const item = (document.paths as JsonObject)[op.path] as JsonObject;
   const raw = item[op.method.toLowerCase()] as JsonObject;
-  const requestNames = op.method === 'GET'
-    ? ((raw.parameters as unknown[]) ?? []).map((p) => resolve(document, p)).filter((p) => p.in === 'query').map((p) => String(p.name))
-    : propertyNames(document, ((resolve(document, raw.requestBody).content as JsonObject)['application/json'] as JsonObject).schema);
+  const requestNames =
+    op.method === 'GET'
+      ? ((raw.parameters as unknown[]) ?? [])
+          .map((p) => resolve(document, p))
+          .filter((p) => p.in === 'query')
+          .map((p) => String(p.name))
+      : propertyNames(document, ((resolve(document, raw.requestBody).content as JsonObject)['application/json'] as JsonObject).schema);
   const answer = resolve(document, (raw.responses as JsonObject)['200']);
   const answerNames = propertyNames(document, ((answer.content as JsonObject)['application/json'] as JsonObject).schema);
   return answerNames.filter((name) => requestNames.includes(name));
@@ -43,7 +48,9 @@ export function aboutMembers(operationId: PartnerOperationId): string[] {
 function propertyNames(document: ReturnType<typeof loadDocument>, node: unknown): string[] {
   const schema = resolve(document, node);
   const own = Object.keys((schema.properties as JsonObject | undefined) ?? {});
-  const nested = ['allOf', 'anyOf', 'oneOf'].flatMap((key) => ((schema[key] as unknown[]) ?? []).flatMap((part) => propertyNames(document, part)));
+  const nested = ['allOf', 'anyOf', 'oneOf'].flatMap((key) =>
+    ((schema[key] as unknown[]) ?? []).flatMap((part) => propertyNames(document, part)),
+  );
   return [...new Set([...own, ...nested])];
 }
 
@@ -94,7 +101,11 @@ export async function startHostileHarness(): Promise<PlatformHarness> {
         client_id: GET_HOSTAPP.id,
         secret_key: GET_HOSTAPP.secret,
         payment_status_method: 'GET',
-        urls: { create_order_payment: `${harness.hostapp.url}/get/create-order-payment`, get_payment_status: `${harness.hostapp.url}/get/get-payment-status`, events: `${harness.hostapp.url}/events` },
+        urls: {
+          create_order_payment: `${harness.hostapp.url}/get/create-order-payment`,
+          get_payment_status: `${harness.hostapp.url}/get/get-payment-status`,
+          events: `${harness.hostapp.url}/events`,
+        },
       });
       registry.miniapps[0]!.hostapps = [HOSTAPP.id, GET_HOSTAPP.id];
       registry.miniapps.push({ ...structuredClone(registry.miniapps[0]!), app_id: TWIN_MINIAPP.id, secret_key: TWIN_MINIAPP.secret });
@@ -134,7 +145,7 @@ function memberStoredForm(sent: string, name: string): string | null {
 
 /** Answers `{order_payment_id}` for every E3 on `path`: the way set-up orders are made. */
 function answerE3(harness: PlatformHarness, path: string, id: () => string = () => next('hop')): void {
-  harness.hostapp.on(path, (_request: Received, res: import('node:http').ServerResponse) => {
+  harness.hostapp.on(path, (_request: Received, res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(json({ order_payment_id: id() }));
   });
 }
@@ -145,15 +156,26 @@ export async function createOrder(harness: PlatformHarness, options: { clientId?
   const appId = options.appId ?? MINIAPP.id;
   answerE3(harness, clientId === GET_HOSTAPP.id ? '/get/create-order-payment' : '/create-order-payment');
   const authorization = basicAuthorization(appId, appId === TWIN_MINIAPP.id ? TWIN_MINIAPP.secret : MINIAPP.secret);
-  const created = await harness.call('createOrderPayment', e1Body({ miniapp_order_id: options.miniappOrderId ?? next('ORD') }, { app_id: appId, client_id: clientId }), { authorization });
+  const created = await harness.call(
+    'createOrderPayment',
+    e1Body({ miniapp_order_id: options.miniappOrderId ?? next('ORD') }, { app_id: appId, client_id: clientId }),
+    { authorization },
+  );
   expect(created.status, created.text).toBe(200);
   return { order_payment_id: String(created.body.order_payment_id), app_id: appId, client_id: clientId };
 }
 
 /** Routes `path` to `answer` and records what each writer did. */
-function install(harness: PlatformHarness, partner: 'hostapp' | 'miniapp', path: string, answer: (request: Received) => AnswerWriter, mine: (request: Received) => boolean, fallback: string) {
+function install(
+  harness: PlatformHarness,
+  partner: 'hostapp' | 'miniapp',
+  path: string,
+  answer: (request: Received) => AnswerWriter,
+  mine: (request: Received) => boolean,
+  fallback: string,
+) {
   const writers: Promise<Written>[] = [];
-  harness[partner].on(path, async (request: Received, res: import('node:http').ServerResponse) => {
+  harness[partner].on(path, async (request: Received, res: ServerResponse) => {
     if (!mine(request)) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(fallback);
       return;
@@ -166,7 +188,9 @@ function install(harness: PlatformHarness, partner: 'hostapp' | 'miniapp', path:
   return () =>
     Promise.race([
       Promise.all(writers),
-      new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error('a partner answer was still being written 15 s after the platform answered')), 15_000).unref()),
+      new Promise<never>((_resolve, reject) =>
+        setTimeout(() => reject(new Error('a partner answer was still being written 15 s after the platform answered')), 15_000).unref(),
+      ),
     ]);
 }
 
@@ -183,7 +207,10 @@ export function scenarios(harness: PlatformHarness): Map<PartnerOperationId, Sce
     ...limits('createHostappOrderPayment'),
     requiredStrings: ['order_payment_id'],
     stored: 'custom_attributes',
-    valid: () => [['order_payment_id', json(next('hop'))], ['custom_attributes', json({ note: 'from E3' })]],
+    valid: () => [
+      ['order_payment_id', json(next('hop'))],
+      ['custom_attributes', json({ note: 'from E3' })],
+    ],
     async prepare(options) {
       return async (answer) => {
         const miniappOrderId = options?.miniappOrderId ?? next('ORD');
@@ -226,7 +253,10 @@ export function scenarios(harness: PlatformHarness): Map<PartnerOperationId, Sce
     requiredStrings: ['app_id', 'client_id', 'order_payment_id', 'payment_status'],
     stored: 'custom_attributes',
     valid: (request) => {
-      const query = (request.method === 'GET' ? Object.fromEntries(new URLSearchParams(request.body)) : JSON.parse(request.body)) as Record<string, string>;
+      const query = (request.method === 'GET' ? Object.fromEntries(new URLSearchParams(request.body)) : JSON.parse(request.body)) as Record<
+        string,
+        string
+      >;
       return [
         ['app_id', json(query.app_id)],
         ['client_id', json(query.client_id)],
@@ -275,16 +305,36 @@ export function scenarios(harness: PlatformHarness): Map<PartnerOperationId, Sce
     async prepare() {
       const order = await createOrder(harness);
       return async (answer) => {
-        const writes = install(harness, 'miniapp', '/complete-order', answer, (request) => request.body.includes(json(order.order_payment_id)), '{"code":"SUCCESS"}');
-        const completed = await harness.call('completeOrder', { ...order, payment_status: 'paid' }, { authorization: harness.hostappBasic() });
+        const writes = install(
+          harness,
+          'miniapp',
+          '/complete-order',
+          answer,
+          (request) => request.body.includes(json(order.order_payment_id)),
+          '{"code":"SUCCESS"}',
+        );
+        const completed = await harness.call(
+          'completeOrder',
+          { ...order, payment_status: 'paid' },
+          { authorization: harness.hostappBasic() },
+        );
         expect(completed.status, completed.text).toBe(200);
         const db = harness.running.platform.store.db;
         const delivery = await harness.eventually(
           'the first E6 attempt',
-          async () => (await db.query<{ delivery_id: string }>(`SELECT delivery_id FROM deliveries WHERE order_payment_id = $1 AND attempts_made >= 1`, [order.order_payment_id]))[0],
+          async () =>
+            (
+              await db.query<{ delivery_id: string }>(
+                `SELECT delivery_id FROM deliveries WHERE order_payment_id = $1 AND attempts_made >= 1`,
+                [order.order_payment_id],
+              )
+            )[0],
           e6.timeoutMs * 3,
         );
-        const response = await harness.call('getDelivery', undefined, { path: `/api/v1/admin/deliveries/${delivery.delivery_id}`, authorization: `Bearer ${ADMIN_TOKEN}` });
+        const response = await harness.call('getDelivery', undefined, {
+          path: `/api/v1/admin/deliveries/${delivery.delivery_id}`,
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+        });
         expect(response.status, response.text).toBe(200);
         return {
           response,
@@ -312,7 +362,10 @@ export function scenarios(harness: PlatformHarness): Map<PartnerOperationId, Sce
     timeoutCode: 'EVENT_DELIVERY_FAILED',
     ...limits(operationId),
     requiredStrings: [],
-    valid: () => [['received', 'true'], ['by', json(operationId)]],
+    valid: () => [
+      ['received', 'true'],
+      ['by', json(operationId)],
+    ],
     async prepare() {
       return async (answer) => {
         const toHostapp = operationId === 'receiveHostappEvent';
@@ -323,7 +376,12 @@ export function scenarios(harness: PlatformHarness): Map<PartnerOperationId, Sce
           : await harness.call('sendHostappEvent', event, { authorization: harness.hostappToken() });
         const eventId = response.headers.get('x-minibridge-event-id');
         const logged = async () =>
-          (await harness.running.platform.store.db.query<{ outcome: string; receiver_response: string | null }>(`SELECT outcome, receiver_response FROM event_log WHERE event_id = $1 ORDER BY id DESC LIMIT 1`, [eventId]))[0];
+          (
+            await harness.running.platform.store.db.query<{ outcome: string; receiver_response: string | null }>(
+              `SELECT outcome, receiver_response FROM event_log WHERE event_id = $1 ORDER BY id DESC LIMIT 1`,
+              [eventId],
+            )
+          )[0];
         return {
           response,
           writes,

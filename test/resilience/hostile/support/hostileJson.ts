@@ -114,12 +114,21 @@ export function prototypeInjection(base: unknown, sentinel: string): fc.Arbitrar
 export function duplicateMember(base: unknown): fc.Arbitrary<Hostile> {
   const withMembers = objectPaths(base).filter((path) => Object.keys(getAt(base, path) as object).length > 0);
   return fc
-    .record({ at: fc.constantFrom(...withMembers), pick: fc.nat(), same: fc.boolean(), value: smallJson, before: fc.boolean(), escaped: fc.boolean() })
+    .record({
+      at: fc.constantFrom(...withMembers),
+      pick: fc.nat(),
+      same: fc.boolean(),
+      value: smallJson,
+      before: fc.boolean(),
+      escaped: fc.boolean(),
+    })
     .map(({ at, pick, same, value, before, escaped }) => {
       const parent = getAt(base, at) as Record<string, unknown>;
       const keys = Object.keys(parent);
       const name = keys[pick % keys.length]!;
-      const spelled = escaped ? `"\\u${name.charCodeAt(0).toString(16).padStart(4, '0')}${JSON.stringify(name).slice(2)}` : JSON.stringify(name);
+      const spelled = escaped
+        ? `"\\u${name.charCodeAt(0).toString(16).padStart(4, '0')}${JSON.stringify(name).slice(2)}`
+        : JSON.stringify(name);
       const text = render(base, {
         at,
         members: (entries) => {
@@ -128,7 +137,12 @@ export function duplicateMember(base: unknown): fc.Arbitrary<Hostile> {
           return before ? [repeat, ...entries] : [...entries, repeat];
         },
       });
-      return { label: `${at.concat(name).join('.')} twice (${same ? 'same value' : 'another value'}${escaped ? ', escaped' : ''})`, text, mustRefuse: true, plain: base };
+      return {
+        label: `${at.concat(name).join('.')} twice (${same ? 'same value' : 'another value'}${escaped ? ', escaped' : ''})`,
+        text,
+        mustRefuse: true,
+        plain: base,
+      };
     });
 }
 
@@ -139,11 +153,28 @@ export function duplicateMember(base: unknown): fc.Arbitrary<Hostile> {
 export const oddNumberText: fc.Arbitrary<string> = fc
   .record({
     negative: fc.boolean(),
-    integer: fc.oneof(fc.constant('0'), fc.stringMatching(/^[1-9][0-9]{0,24}$/), fc.integer({ min: 26, max: 1000 }).map((length) => `1${'0'.repeat(length - 1)}`)),
-    fraction: fc.option(fc.oneof(fc.stringMatching(/^[0-9]{1,4}$/), fc.constant('00'), fc.integer({ min: 5, max: 400 }).map((length) => '0'.repeat(length - 1) + '1')), { nil: undefined }),
-    exponent: fc.option(fc.record({ letter: fc.constantFrom('e', 'E'), sign: fc.constantFrom('', '+', '-'), digits: fc.stringMatching(/^[0-9]{1,25}$/) }), { nil: undefined }),
+    integer: fc.oneof(
+      fc.constant('0'),
+      fc.stringMatching(/^[1-9][0-9]{0,24}$/),
+      fc.integer({ min: 26, max: 1000 }).map((length) => `1${'0'.repeat(length - 1)}`),
+    ),
+    fraction: fc.option(
+      fc.oneof(
+        fc.stringMatching(/^[0-9]{1,4}$/),
+        fc.constant('00'),
+        fc.integer({ min: 5, max: 400 }).map((length) => '0'.repeat(length - 1) + '1'),
+      ),
+      { nil: undefined },
+    ),
+    exponent: fc.option(
+      fc.record({ letter: fc.constantFrom('e', 'E'), sign: fc.constantFrom('', '+', '-'), digits: fc.stringMatching(/^[0-9]{1,25}$/) }),
+      { nil: undefined },
+    ),
   })
-  .map(({ negative, integer, fraction, exponent }) => `${negative ? '-' : ''}${integer}${fraction !== undefined ? `.${fraction}` : ''}${exponent ? `${exponent.letter}${exponent.sign}${exponent.digits}` : ''}`);
+  .map(
+    ({ negative, integer, fraction, exponent }) =>
+      `${negative ? '-' : ''}${integer}${fraction !== undefined ? `.${fraction}` : ''}${exponent ? `${exponent.letter}${exponent.sign}${exponent.digits}` : ''}`,
+  );
 
 export function oddNumber(base: unknown): fc.Arbitrary<Hostile> {
   // Members of objects only: the member edit rewrites objects (scalars inside arrays stay as they are).
@@ -153,9 +184,15 @@ export function oddNumber(base: unknown): fc.Arbitrary<Hostile> {
     const key = at[at.length - 1]!;
     const text = render(base, {
       at: parentPath,
-      members: (entries) => entries.map(([name, value]): [string, string] => (name === JSON.stringify(key) ? [name, number] : [name, value])),
+      members: (entries) =>
+        entries.map(([name, value]): [string, string] => (name === JSON.stringify(key) ? [name, number] : [name, value])),
     });
-    return { label: `${at.join('.')} = ${number.length > 40 ? `${number.slice(0, 40)}… (${number.length} characters)` : number}`, text, mustRefuse: false, plain: undefined };
+    return {
+      label: `${at.join('.')} = ${number.length > 40 ? `${number.slice(0, 40)}… (${number.length} characters)` : number}`,
+      text,
+      mustRefuse: false,
+      plain: undefined,
+    };
   });
 }
 
@@ -170,18 +207,35 @@ export function unreadableMember(base: unknown, maxDepth: number): fc.Arbitrary<
   const members = memberPaths(base).filter((path) => typeof path[path.length - 1] === 'string');
   const surrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => `\\u${code.toString(16)}`);
   const unstorable = fc
-    .record({ escape: fc.oneof(surrogate, fc.constant('\\u0000')), before: fc.string({ maxLength: 4 }), after: fc.string({ maxLength: 4 }) })
+    .record({
+      escape: fc.oneof(surrogate, fc.constant('\\u0000')),
+      before: fc.string({ maxLength: 4 }),
+      after: fc.string({ maxLength: 4 }),
+    })
     .map(({ escape, before, after }) => `${JSON.stringify(before).slice(0, -1)}${escape}${JSON.stringify(after).slice(1)}`);
   const nested = fc
-    .record({ depth: fc.oneof(fc.integer({ min: maxDepth + 1, max: maxDepth + 3 }), fc.integer({ min: 1000, max: 20_000 })), objects: fc.boolean() })
+    .record({
+      depth: fc.oneof(fc.integer({ min: maxDepth + 1, max: maxDepth + 3 }), fc.integer({ min: 1000, max: 20_000 })),
+      objects: fc.boolean(),
+    })
     .map(({ depth, objects }) => (objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}${']'.repeat(depth)}`));
   return fc
-    .record({ at: fc.constantFrom(...members), what: fc.oneof(nested.map((text) => ({ text, inName: false })), unstorable.map((text) => ({ text, inName: false })), unstorable.map((text) => ({ text, inName: true }))) })
+    .record({
+      at: fc.constantFrom(...members),
+      what: fc.oneof(
+        nested.map((text) => ({ text, inName: false })),
+        unstorable.map((text) => ({ text, inName: false })),
+        unstorable.map((text) => ({ text, inName: true })),
+      ),
+    })
     .map(({ at, what }) => {
       const key = JSON.stringify(at[at.length - 1]!);
       const text = render(base, {
         at: at.slice(0, -1),
-        members: (entries) => entries.map(([name, value]): [string, string] => (name !== key ? [name, value] : what.inName ? [what.text, value] : [name, what.text])),
+        members: (entries) =>
+          entries.map(([name, value]): [string, string] =>
+            name !== key ? [name, value] : what.inName ? [what.text, value] : [name, what.text],
+          ),
       });
       const shown = what.text.length > 40 ? `${what.text.slice(0, 40)}… (${what.text.length} characters)` : what.text;
       return {

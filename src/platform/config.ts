@@ -1,0 +1,66 @@
+import { contractRateLimits } from './http/rateLimiter.js';
+
+/**
+ * Configuration from the environment (documented in the README). Without MINIBRIDGE_REGISTRY the
+ * platform starts in sandbox mode: the sandbox registry and simulated partners.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  /** PostgreSQL URL; without it the embedded PGlite database in `dataDir` is used. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  registryPath: string | undefined;
+  adminToken: string | undefined;
+  logLevel: string;
+  /** Express `trust proxy`: whether X-Forwarded-For names the caller (IP allow-lists). */
+  trustProxy: boolean | string;
+  /** Requests per authenticated partner (or admin token) per instance; the contract's `x-rate-limits.partner`. */
+  rateLimit: { perSecond: number; burst: number };
+  /** Failed authentications per source address per instance; the contract's `x-rate-limits.failedAuthentication`. */
+  failedAuthLimit: { perSecond: number; burst: number };
+  worker: { pollMs: number; batchSize: number; leaseMs: number; enabled: boolean };
+  shutdownGraceMs: number;
+  /** How long a client may take to send a whole request, headers and body (ADR 0015). */
+  requestTimeoutMs: number;
+}
+
+/** Where the platform listens without PORT. */
+export const DEFAULT_PORT = 8080;
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
+  const limits = contractRateLimits();
+  return {
+    port: integer(env.PORT, DEFAULT_PORT),
+    host: env.HOST ?? '0.0.0.0',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: env.MINIBRIDGE_DATA_DIR ?? '.data/pglite',
+    registryPath: env.MINIBRIDGE_REGISTRY || undefined,
+    adminToken: env.MINIBRIDGE_ADMIN_TOKEN || undefined,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    trustProxy: env.MINIBRIDGE_TRUST_PROXY === 'true' ? true : (env.MINIBRIDGE_TRUST_PROXY ?? false),
+    rateLimit: {
+      perSecond: integer(env.MINIBRIDGE_RATE_LIMIT, limits.partner.perSecond),
+      burst: integer(env.MINIBRIDGE_RATE_BURST, limits.partner.burst),
+    },
+    failedAuthLimit: {
+      perSecond: integer(env.MINIBRIDGE_FAILED_AUTH_LIMIT, limits.failedAuthentication.perSecond),
+      burst: integer(env.MINIBRIDGE_FAILED_AUTH_BURST, limits.failedAuthentication.burst),
+    },
+    worker: {
+      pollMs: integer(env.MINIBRIDGE_WORKER_POLL_MS, 250),
+      batchSize: integer(env.MINIBRIDGE_WORKER_BATCH, 50),
+      leaseMs: 60_000,
+      enabled: env.MINIBRIDGE_WORKER !== 'off',
+    },
+    shutdownGraceMs: integer(env.MINIBRIDGE_SHUTDOWN_GRACE_MS, 10_000),
+    requestTimeoutMs: integer(env.MINIBRIDGE_REQUEST_TIMEOUT_MS, 30_000),
+  };
+}
+
+function integer(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`expected a non-negative integer, got ${value}`);
+  return parsed;
+}

@@ -1,0 +1,180 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { components } from '../../../generated/types/miniapp.js';
+import { parseLossless } from '../../contract/json.js';
+import { deliverOrderCompletion } from '../outbound/miniappCalls.js';
+import type { Platform } from '../context.js';
+import type { ClaimedDelivery, Clock } from '../store/index.js';
+import { checkLease, deliveryLimits } from './deliveryLimits.js';
+import { nextAttemptAt, retrySchedule } from './retrySchedule.js';
+
+type OrderCompletion = components['schemas']['OrderCompletion'];
+
+export interface DeliveryWorkerOptions {
+  /** The time attempts are stamped and scheduled with; the store's clock in tests. */
+  clock?: Clock;
+  /** Jitter source of the retry schedule. */
+  random?: () => number;
+}
+
+/**
+ * Delivers E6 callbacks from the outbox (ADR 0008): claims due deliveries under a lease (so
+ * instances sharing PostgreSQL never deliver the same attempt twice), makes one attempt each,
+ * and records the outcome with the next attempt's time or, past the 72-hour horizon, `dead`.
+ * A delivery counts only when the miniapp server answers HTTP 200 with `code` and no `error_code`.
+ *
+ * Fair: attempts run side by side and are never awaited as a batch, so a miniapp that hangs
+ * delays nobody else; each miniapp has at most `x-max-in-flight` attempts open (the claim leases
+ * no more), and a claim leases only what starts at once.
+ */
+export class DeliveryWorker {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  /** A wake-up that came while the worker was not idle: the next idle returns at once. */
+  private wokenEarly = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly schedule = retrySchedule();
+  private readonly limits = deliveryLimits();
+  private readonly clock: Clock;
+  private readonly random: () => number;
+
+  constructor(
+    private readonly platform: Platform,
+    options: DeliveryWorkerOptions = {},
+  ) {
+    checkLease(platform.config.worker.leaseMs, this.limits);
+    this.clock = options.clock ?? (() => new Date());
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops claiming, then waits for the attempts in flight (each ends within the E6 time-out). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await this.settled();
+  }
+
+  wake(): void {
+    if (this.wakeUp) this.wakeUp();
+    else this.wokenEarly = true;
+  }
+
+  /** Attempts in flight on this instance. */
+  get attemptsInFlight(): number {
+    return this.inFlight.size;
+  }
+
+  /** Resolves when every attempt started so far has been recorded. */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  /**
+   * One round: claims what is due and may start, and starts it without waiting for it. Returns
+   * the deliveries started. The loop runs this every poll interval, and at once when woken (a
+   * delivery was queued, or an attempt finished and freed its miniapp's slot).
+   */
+  async tick(): Promise<ClaimedDelivery[]> {
+    const { batchSize, leaseMs } = this.platform.config.worker;
+    const claimed = await this.platform.store.outbox.claimDue({
+      limit: batchSize,
+      leaseMs,
+      maxInFlightPerMiniapp: this.limits.maxInFlightPerMiniapp,
+    });
+    for (const delivery of claimed) this.track(delivery);
+    return claimed;
+  }
+
+  private async run(): Promise<void> {
+    const { pollMs } = this.platform.config.worker;
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = (await this.tick()).length;
+      } catch (error) {
+        this.platform.log.error({ err: error }, 'E6 worker cycle failed; retrying after the poll interval');
+      }
+      // Anything claimed means more may be due (a claim ranks a bounded window): claim again
+      // at once; an empty claim waits for the poll interval or a wake-up.
+      if (claimed === 0 && this.running) await this.idle(pollMs);
+    }
+  }
+
+  private track(claimed: ClaimedDelivery): void {
+    const attempt: Promise<void> = this.attempt(claimed)
+      .catch((error: unknown) => {
+        // The lease runs out and the delivery is tried again: at least once holds.
+        this.platform.log.error(
+          { err: error, delivery_id: claimed.delivery.delivery_id },
+          'E6 attempt could not be recorded; it is retried when its lease ends',
+        );
+      })
+      .finally(() => {
+        this.inFlight.delete(attempt);
+        this.wake();
+      });
+    this.inFlight.add(attempt);
+  }
+
+  private idle(ms: number): Promise<void> {
+    if (this.wokenEarly) {
+      this.wokenEarly = false;
+      return Promise.resolve();
+    }
+    const controller = new AbortController();
+    this.wakeUp = () => controller.abort();
+    return sleep(ms, undefined, { signal: controller.signal })
+      .catch(() => undefined)
+      .finally(() => (this.wakeUp = undefined));
+  }
+
+  private async attempt(claimed: ClaimedDelivery): Promise<void> {
+    const { delivery } = claimed;
+    const startedAt = this.clock();
+    const miniapp = this.platform.registry.miniapp(delivery.app_id);
+    const answer = miniapp
+      ? await deliverOrderCompletion(miniapp, parseLossless(claimed.body) as OrderCompletion, delivery.event_id, claimed.attempt)
+      : ({
+          ok: false,
+          failure: { kind: 'unreachable', detail: `miniapp ${delivery.app_id} is no longer registered` },
+          durationMs: 0,
+        } as const);
+    const acknowledged = answer.ok && hasCodeWithoutError(answer.body);
+    const error = answer.ok
+      ? acknowledged
+        ? undefined
+        : `the miniapp server answered error_code ${(answer.body as { error_code?: string }).error_code}`
+      : answer.failure.detail;
+    const httpStatus = answer.ok ? answer.status : 'status' in answer.failure ? answer.failure.status : undefined;
+    const retryAt = acknowledged
+      ? null
+      : nextAttemptAt(this.schedule, claimed.attempt, new Date(claimed.horizon_started_at), this.clock(), this.random);
+    const recorded = await this.platform.store.outbox.recordAttempt({
+      delivery_id: delivery.delivery_id,
+      lease_id: claimed.lease_id,
+      started_at: startedAt,
+      duration_ms: answer.durationMs,
+      result: acknowledged
+        ? { outcome: 'delivered', http_status: httpStatus ?? 200 }
+        : { outcome: 'failed', http_status: httpStatus, error: error ?? 'failed', retry_at: retryAt },
+    });
+    const outcome = acknowledged ? 'delivered' : retryAt ? 'retry' : 'dead';
+    this.platform.metrics.deliveries.inc({ outcome });
+    const fields = { delivery_id: delivery.delivery_id, event_id: delivery.event_id, attempt: claimed.attempt, outcome };
+    if (!recorded) this.platform.log.warn(fields, 'E6 attempt made after the lease was lost; another instance owns the delivery now');
+    else if (outcome === 'delivered') this.platform.log.info(fields, 'E6 delivered');
+    else this.platform.log.warn({ ...fields, error, next_attempt_at: retryAt }, 'E6 attempt failed');
+  }
+}
+
+function hasCodeWithoutError(body: unknown): boolean {
+  const answer = body as { code?: unknown; error_code?: unknown };
+  return typeof answer.code === 'string' && answer.error_code === undefined;
+}

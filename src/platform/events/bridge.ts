@@ -1,0 +1,88 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { components } from '../../../generated/types/platform.js';
+import { stringifyLossless } from '../../contract/json.js';
+import { ApiError } from '../../contract/errors.js';
+import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
+import { deliverEventToMiniapp } from '../outbound/miniappCalls.js';
+import type { Hostapp, Miniapp, Partner } from '../registry/registry.js';
+import type { Platform } from '../context.js';
+import type { EventDirection } from '../store/index.js';
+
+type EventRequest = components['schemas']['HostappEventRequest'] | components['schemas']['MiniappEventRequest'];
+
+/**
+ * The event bridge (ADR 0009): checks that the sender may send and the recipient receives,
+ * forwards the event to the recipient's E7 once (no platform retries), logs it, and answers with
+ * the recipient's body unchanged: the exact bytes it sent (ADR 0016). The event id is stable per sender and external_event_id, so a
+ * resent event reaches the receiver with the same X-Minibridge-Event-Id.
+ */
+export async function forwardEvent(platform: Platform, direction: EventDirection, sender: Partner | undefined, request: EventRequest) {
+  const hostapp = direction === 'hostapp_to_miniapp' ? (sender as Hostapp) : platform.registry.hostapp(request.client_id);
+  const miniapp = direction === 'miniapp_to_hostapp' ? (sender as Miniapp) : platform.registry.miniapp(request.app_id);
+  const recipient = direction === 'hostapp_to_miniapp' ? miniapp : hostapp;
+  const recipientName = direction === 'hostapp_to_miniapp' ? `miniapp ${request.app_id}` : `host app ${request.client_id}`;
+  if (!sender) throw new Error('event operations have an authenticated sender');
+  const eventId = eventIdFor(direction, sender.id, request.external_event_id);
+  const logEntry = {
+    event_id: eventId,
+    direction,
+    app_id: request.app_id,
+    client_id: request.client_id,
+    event_type: request.event_type,
+    external_event_id: request.external_event_id ?? null,
+    payload: stringifyLossless(request.payload),
+  };
+  const refuse = async (error: ApiError): Promise<never> => {
+    platform.metrics.events.inc({ direction, outcome: 'refused' });
+    await platform.store.eventLog.record({
+      ...logEntry,
+      outcome: 'refused',
+      error_code: error.code,
+      receiver_http_status: null,
+      receiver_response: null,
+      duration_ms: null,
+    });
+    throw error;
+  };
+  if (!sender.features.event_bridge)
+    await refuse(new ApiError('UNAUTHORIZED', `the event bridge is not enabled for ${sender.kind} ${sender.id}`));
+  if (!hostapp || !miniapp || !platform.registry.linked(miniapp, hostapp)) {
+    return refuse(new ApiError('UNAUTHORIZED', `${recipientName} is not registered with ${sender.kind} ${sender.id}`));
+  }
+  if (!recipient!.features.event_bridge || !recipient!.features.event_receiver) {
+    await refuse(new ApiError('EVENT_RECEIVER_DISABLED', `${recipientName} has not enabled its event receiver`));
+  }
+
+  const event = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type, payload: request.payload };
+  const answer =
+    direction === 'hostapp_to_miniapp'
+      ? await deliverEventToMiniapp(miniapp, event, eventId)
+      : await deliverEventToHostapp(hostapp, event, eventId);
+  const outcome = answer.ok ? 'delivered' : 'failed';
+  platform.metrics.events.inc({ direction, outcome });
+  await platform.store.eventLog.record({
+    ...logEntry,
+    outcome,
+    error_code: answer.ok ? null : 'EVENT_DELIVERY_FAILED',
+    receiver_http_status: answer.ok ? answer.status : 'status' in answer.failure ? answer.failure.status : null,
+    receiver_response: answer.ok ? answer.text : null,
+    duration_ms: answer.durationMs,
+  });
+  if (!answer.ok) {
+    throw new ApiError(
+      'EVENT_DELIVERY_FAILED',
+      `the event receiver of ${recipientName} ${answer.failure.detail}; send the event again with the same external_event_id`,
+      {
+        'X-Minibridge-Event-Id': eventId,
+      },
+    );
+  }
+  // The receiver's bytes as they came (ADR 0016): checked to be JSON of the right shape, never re-serialised.
+  return { body: answer.text, contentType: 'application/json', headers: { 'X-Minibridge-Event-Id': eventId } };
+}
+
+function eventIdFor(direction: EventDirection, senderId: string, externalEventId: string | undefined): string {
+  if (externalEventId === undefined) return `evt_${randomUUID().replaceAll('-', '')}`;
+  const digest = createHash('sha256').update(`${direction}\n${senderId}\n${externalEventId}`).digest('hex');
+  return `evt_${digest.slice(0, 32)}`;
+}

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import { contractOperations, type OperationContract } from '../../contract/operations.js';
+import { packageRoot } from '../../contract/documents.js';
+import { handlers } from '../operations/index.js';
+import type { Platform } from '../context.js';
+import { ApiError, invalidInputCode } from '../../contract/errors.js';
+import { expressPath, mountOperations } from './operationRoutes.js';
+import { sendError } from './respond.js';
+
+/**
+ * The platform's Express app: the contract's operations, the rendered docs at /docs, and
+ * contract-shaped JSON for everything else (unknown route 404, wrong method 405), never HTML.
+ */
+export function createApp(platform: Platform): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', platform.config.trustProxy);
+  app.use(
+    pinoHttp({
+      logger: platform.log,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customProps: (_req, res) => ({ operation: res.locals.operationId }),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
+    }),
+  );
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const operation = String(res.locals.operationId ?? 'none');
+      platform.metrics.requests.inc({ operation, status: String(res.statusCode) });
+      platform.metrics.requestSeconds.observe({ operation }, (performance.now() - started) / 1000);
+    });
+    next();
+  });
+
+  const router = express.Router({ strict: false });
+  mountOperations(router, platform, handlers);
+  // Express answers OPTIONS itself with a text/plain list of methods; no operation documents
+  // OPTIONS (partners call from servers, there is no CORS), so it falls through to the 405/404 below.
+  app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? next() : router(req, res, next)));
+  // The docs are served as the folder tree they are built in, so every relative link works over
+  // HTTP as from file: generated/docs/ at /docs/, the bundles they offer for download
+  // (../openapi/<api>.yaml|json) at /openapi/, and the guides' screenshots, linked as
+  // ../../docs/screenshots/, which from /docs/ resolves to /docs/screenshots/.
+  app.use('/docs', express.static(join(packageRoot(), 'generated', 'docs'), { index: 'index.html', fallthrough: true }));
+  app.use(
+    '/openapi',
+    express.static(join(packageRoot(), 'generated', 'openapi'), { index: false, fallthrough: true, setHeaders: readableContract }),
+  );
+  app.use('/docs/screenshots', express.static(join(packageRoot(), 'docs', 'screenshots'), { fallthrough: true }));
+
+  const knownPaths = [...contractOperations().values()]
+    .filter((op) => op.api === 'platform')
+    .map((op) => ({ op, method: op.method, pattern: pathPattern(op.path) }));
+  app.use((req: Request, res: Response) => {
+    const allowed = knownPaths.filter((known) => known.pattern.test(req.path)).map((known) => known.method);
+    const error =
+      allowed.length > 0
+        ? new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${allowed.join(', ')}`, {
+            Allow: allowed.join(', '),
+          })
+        : new ApiError('NOT_FOUND', `no route ${req.method} ${req.path}`);
+    sendError(res, error, undefined, req.log);
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // Express fails a route before the operation's handler runs (a path parameter that does not
+    // decode): answered with that operation's invalid-input error, as its handler would.
+    const op = knownPaths.find((known) => known.method === req.method && known.pattern.test(req.path))?.op;
+    sendError(res, (op && clientFault(error, op)) ?? error, op, req.log);
+  });
+  return app;
+}
+
+/** Bundles open in the browser as text rather than downloading as an unknown type. */
+function readableContract(res: Response, file: string): void {
+  if (file.endsWith('.yaml')) res.setHeader('Content-Type', 'text/yaml; charset=utf-8');
+}
+
+/**
+ * An error Express itself raises for the client's request before the operation's handler runs (a
+ * path segment such as `%zz` or `%ED%A0%80` that is not percent-encoded UTF-8 fails its decoding
+ * with status 400): the client's fault, answered with the operation's invalid-input error rather
+ * than as a platform failure (UNKNOWN_ERROR, retryable, for something no retry can fix).
+ */
+function clientFault(error: unknown, op: OperationContract): ApiError | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (error instanceof ApiError || typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  const why = error instanceof URIError ? 'the request path is not percent-encoded UTF-8' : 'the request cannot be read';
+  return new ApiError(invalidInputCode(op), why);
+}
+
+function pathPattern(template: string): RegExp {
+  const source = expressPath(template)
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/')
+    .replace(/\/$/, '');
+  return new RegExp(`^${source}/?$`);
+}

@@ -1,0 +1,186 @@
+import type { Request, Response, Router } from 'express';
+import { authenticatePartner } from '../auth/authenticate.js';
+import { safeEqual } from '../../wire/credentials.js';
+import { deprecatedSchemeHeaders, signatureInput } from '../../wire/signing.js';
+import { check, contractOperations, type OperationContract } from '../../contract/operations.js';
+import type { HandlerTable, OperationRequest, PlatformOperationId } from '../operations/handler.js';
+import type { Partner } from '../registry/registry.js';
+import type { Platform } from '../context.js';
+import { ApiError, invalidInputCode } from '../../contract/errors.js';
+import { ClientAborted, readJsonBody } from '../../wire/rawBody.js';
+import { sendError, sendReply } from './respond.js';
+
+/** Express path for an OpenAPI path template: {delivery_id} → :delivery_id. */
+export function expressPath(template: string): string {
+  return template.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/**
+ * Mounts every platform operation of the contract on `router`, each bound to the handler of the
+ * same operationId. The pipeline is the same for all: read and validate the input against the
+ * contract, authenticate as the operation's security says, rate-limit, run the handler, answer.
+ */
+export function mountOperations(router: Router, platform: Platform, handlers: HandlerTable): void {
+  for (const op of contractOperations().values()) {
+    if (op.api !== 'platform') continue;
+    const handler = handlers[op.operationId as PlatformOperationId];
+    if (!handler) throw new Error(`no handler for platform operation ${op.operationId}`);
+    const method = op.method.toLowerCase() as 'get' | 'post';
+    router[method](expressPath(op.path), async (req: Request, res: Response) => {
+      res.locals.operationId = op.operationId;
+      try {
+        const request = await readRequest(req, op);
+        const callerRef = handler.caller?.(request.body as never);
+        const caller = await admit(req, res, op, callerRef, request.raw, platform);
+        // Accepted on the deprecated X-Minibridge-* signature: say so, with its sunset (ADR 0019).
+        if (caller)
+          res.set(
+            deprecatedSchemeHeaders(
+              caller.signingSecrets.length > 0,
+              signatureInput((name) => header(req, name)),
+            ),
+          );
+        const reply = await handler.handle(
+          { ...request, caller, requestId: String(req.id), log: req.log } as unknown as OperationRequest<never>,
+          platform,
+        );
+        sendReply(res, reply);
+      } catch (error) {
+        if (error instanceof ClientAborted) {
+          // Nobody is left to answer; an abort is the client's doing, not a platform failure.
+          req.log.info({ reason: error.message }, 'request aborted by the client');
+          return;
+        }
+        sendError(res, error, op, req.log);
+      }
+    });
+  }
+}
+
+async function readRequest(req: Request, op: OperationContract) {
+  let raw: Buffer = Buffer.alloc(0);
+  let body: unknown;
+  if (op.validateBody) ({ raw, value: body } = await readJsonBody(req, op));
+  const params: Record<string, string> = {};
+  const query: Record<string, string | undefined> = {};
+  for (const parameter of op.parameters) {
+    const value =
+      parameter.in === 'path'
+        ? req.params[parameter.name]
+        : parameter.in === 'query'
+          ? req.query[parameter.name]
+          : req.headers[parameter.name.toLowerCase()];
+    if (value === undefined) {
+      if (parameter.required) throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} is required`);
+      continue;
+    }
+    if (typeof value !== 'string')
+      throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} must be given once`);
+    if (value.includes('\0'))
+      throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} must not contain the NUL character (U+0000)`);
+    // Query and path values arrive as text; integers are checked as numbers.
+    const typed = /^-?\d+$/.test(value) && !parameter.validate(value) ? Number(value) : value;
+    const result = check(parameter.validate, typed);
+    if (!result.valid)
+      throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} ${result.message.replace(/^the body /, '')}`);
+    if (parameter.in === 'path') params[parameter.name] = value;
+    if (parameter.in === 'query') query[parameter.name] = value;
+  }
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]),
+  );
+  return { op, raw, body, params, query, headers };
+}
+
+/**
+ * Authenticates, then counts the request (ADR 0017). Only an authenticated request spends its
+ * partner's budget, so nobody who merely knows an app_id or client_id can exhaust it; a failed
+ * authentication spends the budget of its source address instead, and past that budget it is
+ * answered 429. Correct credentials are never refused for what others sent from the same address.
+ */
+async function admit(
+  req: Request,
+  res: Response,
+  op: OperationContract,
+  callerRef: { kind: Partner['kind']; id: string } | undefined,
+  raw: Buffer,
+  platform: Platform,
+): Promise<Partner | undefined> {
+  const admin = !callerRef && op.security.some((s) => 'adminToken' in s);
+  if (!callerRef && !admin) return undefined;
+  let caller: Partner | undefined;
+  try {
+    if (callerRef) caller = await authenticateCaller(req, op, callerRef, raw, platform);
+    else authenticateAdmin(req, platform);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
+      const source = `source:${req.ip ?? 'unknown'}`;
+      const decision = platform.rateLimiters.failedAuthentication.take(source);
+      if (!decision.allowed) {
+        const { perSecond } = platform.rateLimiters.failedAuthentication.budget;
+        throw new ApiError(
+          'RATE_LIMITED',
+          `more than ${perSecond} failed authentications per second from ${req.ip ?? 'this address'}; check the credentials, then retry after ${decision.retryAfterSeconds} s`,
+          decision.headers,
+        );
+      }
+      setHeaders(res, decision.headers);
+    }
+    throw error;
+  }
+  const limitKey = callerRef ? `${callerRef.kind}:${callerRef.id}` : 'admin';
+  const decision = platform.rateLimiters.partner.take(limitKey);
+  if (!decision.allowed) {
+    const { perSecond } = platform.rateLimiters.partner.budget;
+    throw new ApiError(
+      'RATE_LIMITED',
+      `more than ${perSecond} requests per second from ${callerRef?.id ?? 'the admin token'}; retry after ${decision.retryAfterSeconds} s`,
+      decision.headers,
+    );
+  }
+  setHeaders(res, decision.headers);
+  return caller;
+}
+
+function setHeaders(res: Response, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+}
+
+async function authenticateCaller(
+  req: Request,
+  op: OperationContract,
+  callerRef: { kind: Partner['kind']; id: string },
+  raw: Buffer,
+  platform: Platform,
+): Promise<Partner> {
+  const partner = callerRef.kind === 'hostapp' ? platform.registry.hostapp(callerRef.id) : platform.registry.miniapp(callerRef.id);
+  const field = callerRef.kind === 'hostapp' ? 'client_id' : 'app_id';
+  if (!partner) throw new ApiError('UNAUTHORIZED', `${field} ${callerRef.id} is not registered`);
+  const scheme = op.security.some((s) => 'hostappToken' in s) ? 'prefixed' : 'basic';
+  await authenticatePartner(
+    partner,
+    scheme,
+    {
+      authorization: req.headers.authorization,
+      signature: signatureInput((name) => header(req, name)),
+      signedBytes: raw,
+      ip: req.ip,
+    },
+    (digest, expiresAt) => platform.store.replayGuard.remember(digest, expiresAt),
+  );
+  return partner;
+}
+
+function authenticateAdmin(req: Request, platform: Platform): void {
+  const challenge = { 'WWW-Authenticate': 'Bearer realm="minibridge-admin"' };
+  if (!platform.config.adminToken)
+    throw new ApiError('UNAUTHORIZED', 'the admin API is off: set MINIBRIDGE_ADMIN_TOKEN to turn it on', challenge);
+  const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+  if (!match || !safeEqual(match[1], platform.config.adminToken))
+    throw new ApiError('UNAUTHORIZED', 'Authorization "Bearer <admin token>" is missing or wrong', challenge);
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}

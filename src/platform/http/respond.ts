@@ -1,0 +1,54 @@
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import { loadDocument, resolve } from '../../contract/documents.js';
+import { stringifyLossless } from '../../contract/json.js';
+import type { OperationContract } from '../../contract/operations.js';
+import { ApiError, documentedError, type ErrorBody } from '../../contract/errors.js';
+
+/** The contract's limit on `error_message`; longer messages are cut to it (they embed input). */
+const MESSAGE_LIMIT = resolve<{ properties: { error_message: { maxLength: number } } }>(loadDocument('platform'), {
+  $ref: '#/components/schemas/Error',
+}).properties.error_message.maxLength;
+
+export function sendReply(
+  res: Response,
+  reply: { status?: number; body: unknown; headers?: Record<string, string>; contentType?: string },
+): void {
+  res.status(reply.status ?? 200);
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  if (reply.contentType && typeof reply.body === 'string') {
+    res.type(reply.contentType).send(reply.body);
+  } else {
+    res.type('application/json').send(stringifyLossless(reply.body));
+  }
+}
+
+/** Answers any failure with the contract's error shape; unexpected ones become UNKNOWN_ERROR. */
+export function sendError(res: Response, error: unknown, op: OperationContract | undefined, log: Logger): void {
+  const apiError = error instanceof ApiError ? error : unexpected(error, log);
+  const { status, code, undocumented } = documentedError(apiError.code, op);
+  if (res.headersSent) {
+    log.error({ err: error }, 'error after the response started');
+    res.destroy();
+    return;
+  }
+  if (undocumented)
+    log.error(
+      { err: error, error_code: undocumented, operation: op?.operationId },
+      'error code the operation does not document; answered UNKNOWN_ERROR',
+    );
+  if (code === 'UNKNOWN_ERROR' && status === 503) res.setHeader('Retry-After', '1');
+  const body: ErrorBody = { error_code: code, error_message: clip(apiError.message) };
+  sendReply(res, { status, body, headers: apiError.headers });
+}
+
+function unexpected(error: unknown, log: Logger): ApiError {
+  log.error({ err: error }, 'unexpected failure');
+  return new ApiError('UNKNOWN_ERROR', 'something went wrong on the platform; retry later');
+}
+
+/** Cuts a message to the contract's limit, on a code point boundary, marking the cut. */
+function clip(message: string): string {
+  const points = [...message];
+  return points.length <= MESSAGE_LIMIT ? message : `${points.slice(0, MESSAGE_LIMIT - 1).join('')}…`;
+}

@@ -1,0 +1,85 @@
+import type { components as HostappSchemas } from '../../../generated/types/hostapp.js';
+import { stringifyLossless } from '../../contract/json.js';
+import { ApiError } from '../../contract/errors.js';
+import { getPaymentStatusAtHostapp } from '../outbound/hostappCalls.js';
+import { paymentParties } from '../payments/parties.js';
+import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
+import type { OrderPayment } from '../store/index.js';
+import type { OperationHandler } from './handler.js';
+
+/** The E4 answer once callPartner has judged it against the host app API (a report or an error). */
+type HostappPaymentStatusResponse = Partial<HostappSchemas['schemas']['HostappPaymentStatusReport']> & { error_code?: string };
+
+/**
+ * E2 (ADR 0006): terminal payments are answered from the record; payments in process are looked
+ * up at the host app (E4), and a terminal status learned there is recorded like an E5 would be.
+ */
+export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
+  caller: (body) => ({ kind: 'miniapp', id: body.app_id }),
+
+  async handle({ body, headers, caller, log }, platform) {
+    const { hostapp } = paymentParties(platform.registry, caller, body.client_id);
+    const ref = { order_payment_id: body.order_payment_id, app_id: body.app_id, client_id: body.client_id };
+    let record = await platform.store.orderPayments.get(ref);
+    if (!record)
+      throw new ApiError(
+        'ORDER_NOT_FOUND',
+        `no order payment ${ref.order_payment_id} for app_id ${ref.app_id} and client_id ${ref.client_id}`,
+      );
+    if (record.payment_status !== 'in_process') return { body: report(record) };
+
+    const answer = await getPaymentStatusAtHostapp(hostapp, ref, {
+      hostappUserId: record.hostapp_user_id ?? undefined,
+      userAccessToken: headers['x-user-access-token'],
+    });
+    const operation = hostapp.registration.payment_status_method === 'GET' ? 'queryHostappPaymentStatus' : 'getHostappPaymentStatus';
+    platform.metrics.partnerCalls.inc({ operation, outcome: answer.ok ? 'answered' : answer.failure.kind });
+    platform.metrics.partnerCallSeconds.observe({ operation }, answer.durationMs / 1000);
+    if (!answer.ok) throw hostappFailure(answer.failure, 'did not give the payment status (E4)');
+    const status = answer.body as HostappPaymentStatusResponse;
+    if (status.error_code !== undefined) throw hostappRefusal(status.error_code, 'ORDER_NOT_FOUND', 'the status query (E4)');
+    if (typeof status.payment_status !== 'string') {
+      throw new ApiError(
+        'HOSTAPP_INVALID_RESPONSE',
+        'the host app server answered the status query (E4) with neither an own payment_status nor an error_code',
+      );
+    }
+    // An answer is about the payment asked about or about nothing (ADR 0016): a report naming
+    // another payment, miniapp or host app is never applied to this one.
+    const mismatch = (['order_payment_id', 'app_id', 'client_id'] as const).find((field) => status[field] !== ref[field]);
+    if (mismatch) {
+      throw new ApiError(
+        'HOSTAPP_INVALID_RESPONSE',
+        `the host app server answered the status query (E4) about ${mismatch} ${String(status[mismatch])}, not ${ref[mismatch]}; nothing was changed`,
+      );
+    }
+    if (status.payment_status !== 'in_process') {
+      const result = await platform.store.orderPayments.transition({
+        ...ref,
+        payment_status: status.payment_status,
+        payment_fail_reason: status.payment_fail_reason ?? null,
+        custom_attributes: status.custom_attributes === undefined ? null : stringifyLossless(status.custom_attributes),
+        source: 'E4',
+      });
+      if (result.outcome === 'not_found') throw new ApiError('ORDER_NOT_FOUND', `order payment ${ref.order_payment_id} disappeared`);
+      if (result.outcome === 'applied') platform.wakeWorker();
+      if (result.outcome === 'conflict')
+        log.warn(
+          { order_payment_id: ref.order_payment_id, recorded: result.orderPayment.payment_status, hostapp: status.payment_status },
+          'E4 contradicts the recorded terminal status; keeping the record',
+        );
+      record = result.orderPayment;
+    }
+    return { body: report(record) };
+  },
+};
+
+function report(record: OrderPayment) {
+  return {
+    order_payment_id: record.order_payment_id,
+    app_id: record.app_id,
+    client_id: record.client_id,
+    payment_status: record.payment_status,
+    ...(record.payment_fail_reason !== null && { payment_fail_reason: record.payment_fail_reason }),
+  };
+}

@@ -1,0 +1,59 @@
+import type { Logger } from 'pino';
+import type { operations as HostappOperations } from '../../../generated/types/hostapp.js';
+import type { operations as MiniappOperations } from '../../../generated/types/miniapp.js';
+import type { operations } from '../../../generated/types/platform.js';
+import type { OperationContract } from '../../contract/operations.js';
+import type { Partner } from '../registry/registry.js';
+import type { Platform } from '../context.js';
+
+/** Operations the platform serves (its document also lists the partner operations as webhooks). */
+export type PlatformOperationId = Exclude<keyof operations, keyof HostappOperations | keyof MiniappOperations>;
+
+type JsonBody<T> = T extends { requestBody: { content: { 'application/json': infer B } } }
+  ? B
+  : T extends { requestBody?: { content: { 'application/json': infer B } } }
+    ? B
+    : undefined;
+type SuccessBody<T> = T extends { responses: { 200: { content: { 'application/json': infer B } } } }
+  ? B
+  : T extends { responses: { 200: { content: { 'text/plain': infer B } } } }
+    ? B
+    : unknown;
+
+/** Who sends a request, read from its (validated) body: the party that must authenticate. */
+export interface CallerRef {
+  kind: Partner['kind'];
+  id: string;
+}
+
+export interface OperationRequest<Id extends PlatformOperationId> {
+  op: OperationContract;
+  /** The validated body, numbers kept exactly (LosslessNumber at run time: never do arithmetic on money). */
+  body: JsonBody<operations[Id]>;
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  headers: Record<string, string | undefined>;
+  /** The authenticated partner, for operations with a caller. */
+  caller: Partner | undefined;
+  requestId: string;
+  log: Logger;
+}
+
+export interface Reply<Id extends PlatformOperationId> {
+  status?: number;
+  body: SuccessBody<operations[Id]> | unknown;
+  headers?: Record<string, string>;
+  contentType?: string;
+}
+
+/**
+ * One platform operation. Its module is named after its operationId, and operations/index.ts
+ * maps each operationId to it: the handler is one hop from the contract.
+ */
+export interface OperationHandler<Id extends PlatformOperationId> {
+  /** The party named in the body that must prove itself (omitted for admin and probes). */
+  caller?: (body: JsonBody<operations[Id]>) => CallerRef;
+  handle(request: OperationRequest<Id>, platform: Platform): Promise<Reply<Id>>;
+}
+
+export type HandlerTable = { [Id in PlatformOperationId]: OperationHandler<Id> };

@@ -1,0 +1,127 @@
+import type { components } from '../../../generated/types/registry.js';
+import { IpAllowList } from '../auth/ipAllowList.js';
+import { signingSecretProblem } from '../../wire/signing.js';
+import { RegistryError } from './registryError.js';
+
+type RegistryFile = components['schemas']['Registry'];
+type HostappRegistration = components['schemas']['HostappRegistration'];
+type MiniappRegistration = components['schemas']['MiniappRegistration'];
+type Secret = components['schemas']['Secret'];
+
+/** A registered partner with its secrets resolved; its toJSON keeps them out of logs. */
+interface PartnerBase {
+  secretKey: string;
+  signingSecrets: string[];
+  allowList: IpAllowList;
+  features: Required<components['schemas']['Features']>;
+}
+export interface Hostapp extends PartnerBase {
+  kind: 'hostapp';
+  id: string;
+  registration: HostappRegistration;
+  tokenPrefix: string;
+}
+export interface Miniapp extends PartnerBase {
+  kind: 'miniapp';
+  id: string;
+  registration: MiniappRegistration;
+  hostapps: ReadonlySet<string>;
+}
+export type Partner = Hostapp | Miniapp;
+
+/** The registered partners, looked up by id. */
+export class Registry {
+  private readonly hostapps = new Map<string, Hostapp>();
+  private readonly miniapps = new Map<string, Miniapp>();
+
+  constructor(file: RegistryFile, secret: (value: Secret, where: string) => string, source: string) {
+    const base = (registration: HostappRegistration | MiniappRegistration, where: string): PartnerBase => ({
+      secretKey: secret(registration.secret_key, `${where}.secret_key`),
+      signingSecrets: registration.signing?.enabled
+        ? (registration.signing.secrets ?? []).map((value, index) => {
+            const path = `${where}.signing.secrets[${index}]`;
+            const signingSecret = secret(value, path);
+            const problem = signingSecretProblem(signingSecret);
+            if (problem) throw new RegistryError(`${source}: ${path}: ${problem}`);
+            return signingSecret;
+          })
+        : [],
+      allowList: allowList(registration.allowed_ips ?? [], `${source}: ${where}.allowed_ips`),
+      features: {
+        payments: false,
+        event_bridge: false,
+        event_receiver: false,
+        ...(registration.features as Partial<Required<components['schemas']['Features']>>),
+      },
+    });
+    file.hostapps.forEach((registration, index) => {
+      const where = `hostapps[${index}]`;
+      if (this.hostapps.has(registration.client_id))
+        throw new RegistryError(`${source}: ${where}.client_id ${registration.client_id} is registered twice`);
+      this.hostapps.set(
+        registration.client_id,
+        withoutSecretsInJson({
+          kind: 'hostapp',
+          id: registration.client_id,
+          registration,
+          tokenPrefix: registration.token_prefix,
+          ...base(registration, where),
+        }),
+      );
+    });
+    file.miniapps.forEach((registration, index) => {
+      const where = `miniapps[${index}]`;
+      if (this.miniapps.has(registration.app_id))
+        throw new RegistryError(`${source}: ${where}.app_id ${registration.app_id} is registered twice`);
+      for (const clientId of registration.hostapps) {
+        if (!this.hostapps.has(clientId))
+          throw new RegistryError(`${source}: ${where}.hostapps names ${clientId}, which is not a registered host app`);
+      }
+      this.miniapps.set(
+        registration.app_id,
+        withoutSecretsInJson({
+          kind: 'miniapp',
+          id: registration.app_id,
+          registration,
+          hostapps: new Set(registration.hostapps),
+          ...base(registration, where),
+        }),
+      );
+    });
+  }
+
+  hostapp(clientId: string): Hostapp | undefined {
+    return this.hostapps.get(clientId);
+  }
+
+  miniapp(appId: string): Miniapp | undefined {
+    return this.miniapps.get(appId);
+  }
+
+  /** Whether the miniapp runs in the host app ("which miniapps run in which host apps"). */
+  linked(miniapp: Miniapp, hostapp: Hostapp): boolean {
+    return miniapp.hostapps.has(hostapp.id);
+  }
+
+  get size(): { hostapps: number; miniapps: number } {
+    return { hostapps: this.hostapps.size, miniapps: this.miniapps.size };
+  }
+
+  /** Never serialize secrets, whatever logs the registry. */
+  toJSON(): { hostapps: string[]; miniapps: string[] } {
+    return { hostapps: [...this.hostapps.keys()], miniapps: [...this.miniapps.keys()] };
+  }
+}
+
+function withoutSecretsInJson<T extends Partner>(partner: T): T {
+  Object.defineProperty(partner, 'toJSON', { value: () => ({ kind: partner.kind, id: partner.id }), enumerable: false });
+  return partner;
+}
+
+function allowList(entries: readonly string[], where: string): IpAllowList {
+  try {
+    return new IpAllowList(entries);
+  } catch (error) {
+    throw new RegistryError(`${where}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,128 @@
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { configFromEnv, type Config } from './config.js';
+import { contractOperations } from '../contract/operations.js';
+import { DeliveryWorker } from './delivery/worker.js';
+import { createApp } from './http/app.js';
+import { answerClientErrors } from './http/clientErrors.js';
+import { trackConnections } from './http/connections.js';
+import { createRateLimiters } from './http/rateLimiter.js';
+import { createMetrics } from './observability/metrics.js';
+import type { Platform } from './context.js';
+import { loadRegistry } from './registry/loadRegistry.js';
+import type { Registry } from './registry/registry.js';
+import { openStore, type Store } from './store/index.js';
+
+export interface RunningPlatform {
+  url: string;
+  platform: Platform;
+  server: Server;
+  /** Graceful stop: refuse new work, finish requests in flight, stop the worker, close the database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: Partial<Config>;
+  /** A registry object instead of the file at config.registryPath. */
+  registry?: Registry;
+  log?: Logger;
+  /**
+   * The store, already being opened by the caller (`npm start` opens it first so PGlite boots
+   * while the code loads); by default it is opened here from config. Closed if start-up fails.
+   */
+  store?: Promise<Store>;
+}
+
+/** Starts a platform instance: database migrated, contract compiled, HTTP listening, E6 worker running. */
+export async function startPlatform(options: StartOptions = {}): Promise<RunningPlatform> {
+  const config: Config = { ...configFromEnv(), ...options.config };
+  const log = options.log ?? createLogger(config.logLevel);
+  // The database opens (PGlite boots, PostgreSQL connects) while the registry and the contract are read.
+  const opening = options.store ?? openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
+  let registry: Registry;
+  try {
+    registry = options.registry ?? loadConfiguredRegistry(config);
+    contractOperations();
+  } catch (error) {
+    await opening.then(
+      (store) => store.close(),
+      () => undefined,
+    );
+    throw error;
+  }
+  const store = await opening;
+  const platform: Platform = {
+    config,
+    store,
+    registry,
+    rateLimiters: createRateLimiters({ partner: config.rateLimit, failedAuthentication: config.failedAuthLimit }),
+    metrics: createMetrics(() => store.outbox.countPending()),
+    log,
+    // The worker is made just below, before the server accepts anything that could wake it.
+    wakeWorker: () => worker.wake(),
+    accepting: true,
+  };
+  const worker = new DeliveryWorker(platform);
+  const server = createServer(
+    {
+      // A request (headers and body) must arrive in full within the time-out: a client that
+      // trickles its body is cut with a 408 (ADR 0015). Node checks at this interval.
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(config.requestTimeoutMs / 4, 50)),
+    },
+    createApp(platform),
+  );
+  // Longer than the 60 s idle time-out of common load balancers, so a proxy never reuses a
+  // connection the platform is closing at that instant (ADR 0010).
+  server.keepAliveTimeout = 65_000;
+  answerClientErrors(server, log);
+  const connections = trackConnections(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  if (config.worker.enabled) worker.start();
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address}:${address.port}`;
+  log.info({ url, registry, database: config.databaseUrl ? 'postgres' : `pglite ${config.dataDir}` }, 'minibridge platform listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      platform.accepting = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      connections.closeWhenIdle();
+      const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+      await closed;
+      clearTimeout(grace);
+      await worker.stop();
+      await store.close();
+      log.info('minibridge platform stopped');
+    })());
+  return { url, platform, server, close };
+}
+
+function loadConfiguredRegistry(config: Config): Registry {
+  if (!config.registryPath) throw new Error('no partner registry: set MINIBRIDGE_REGISTRY to a registry file');
+  return loadRegistry(config.registryPath);
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'minibridge' },
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-user-access-token"]',
+        'req.headers["x-minibridge-signature"]',
+        'req.headers["webhook-signature"]',
+        '*.secretKey',
+        '*.signingSecrets',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}

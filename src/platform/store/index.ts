@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { openDb, type Db, type DbConfig } from './db.js';
+import { createEventLog, type EventLog } from './eventLog.js';
+import { createIdempotency, type Idempotency } from './idempotency.js';
+import { migrate } from './migrate.js';
+import { createOrderPayments, type OrderPayments } from './orderPayments.js';
+import { createOutbox, type Outbox } from './outbox.js';
+import { createReplayGuard, type ReplayGuard } from './replayGuard.js';
+import { systemClock, type Clock } from './time.js';
+
+export type { Db, DbConfig, Queryable } from './db.js';
+export type { EventDirection, EventLogEntry, EventOutcome, LoggedEvent } from './eventLog.js';
+export type { IdempotencyScope, Reservation, ReserveResult } from './idempotency.js';
+export type {
+  CreateResult,
+  NewOrderPayment,
+  OrderPayment,
+  OrderPaymentRef,
+  StatusChange,
+  StatusSource,
+  TransitionRequest,
+  TransitionResult,
+} from './orderPayments.js';
+export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery } from './outbox.js';
+export { InvalidCursorError } from './outbox.js';
+export type { Clock } from './time.js';
+
+export interface Store {
+  readonly db: Db;
+  readonly orderPayments: OrderPayments;
+  readonly idempotency: Idempotency;
+  readonly outbox: Outbox;
+  readonly eventLog: EventLog;
+  readonly replayGuard: ReplayGuard;
+  /** Resolves when the database answers; for readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  clock?: Clock;
+  /** A pending idempotency reservation older than this was abandoned (default 30 s). */
+  idempotencyStaleAfterMs?: number;
+  /** replayGuard.remember purges expired rows on one call in this many (default 100). */
+  replayPurgeEvery?: number;
+  /** Makes the X-Minibridge-Event-Id of each transition's E6 delivery. */
+  newEventId?: () => string;
+}
+
+export function newEventId(): string {
+  return `evt_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** Builds the store over an open, migrated database. */
+export function createStore(db: Db, options: StoreOptions = {}): Store {
+  const clock = options.clock ?? systemClock;
+  return {
+    db,
+    orderPayments: createOrderPayments(db, clock, options.newEventId ?? newEventId),
+    idempotency: createIdempotency(db, clock, options.idempotencyStaleAfterMs ?? 30_000),
+    outbox: createOutbox(db, clock),
+    eventLog: createEventLog(db, clock),
+    replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
+    async ping() {
+      await db.query('SELECT 1');
+    },
+    close: () => db.close(),
+  };
+}
+
+/** Opens the configured database (PostgreSQL when databaseUrl is set, else PGlite), migrates it, and builds the store. */
+export async function openStore(config: DbConfig, options: StoreOptions = {}): Promise<Store> {
+  const db = await openDb(config);
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return createStore(db, options);
+}

@@ -1,0 +1,406 @@
+import { randomUUID } from 'node:crypto';
+import { parse, stringify } from 'lossless-json';
+import type { components } from '../../../generated/types/platform.js';
+import { decideTransition } from './paymentTransitions.js';
+import { batched, e1WriteBatching } from './batch.js';
+import type { Db } from './db.js';
+import { completeReservationSql, type Reservation } from './idempotency.js';
+import { deliveryColumns, deliveryFromRow, insertDeliverySql } from './outbox.js';
+import type { Clock } from './time.js';
+
+type PaymentStatus = components['schemas']['PaymentStatus'];
+type Delivery = components['schemas']['Delivery'];
+type OrderCompletion = components['schemas']['OrderCompletion'];
+
+/** Where a status change came from: E1 creation, E5 report, or E4 answer to a status query. */
+export type StatusSource = 'E1' | 'E5' | 'E4';
+
+export interface NewOrderPayment {
+  order_payment_id: string;
+  app_id: string;
+  client_id: string;
+  miniapp_order_id: string | null;
+  hostapp_user_id: string | null;
+  /** The Decimal exactly as E1 sent it, e.g. "12.30". */
+  amount: string;
+  currency: string;
+  /** The E1 order as exact JSON text. */
+  order_json: string;
+  /** JSON text, as received. */
+  custom_attributes: string | null;
+}
+
+export interface OrderPayment extends NewOrderPayment {
+  payment_status: PaymentStatus;
+  payment_fail_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StatusChange {
+  from_status: PaymentStatus | null;
+  to_status: PaymentStatus;
+  source: StatusSource;
+  reason: string | null;
+  at: string;
+}
+
+/** Identifies an order payment the way E2 and E5 name it. */
+export interface OrderPaymentRef {
+  order_payment_id: string;
+  app_id: string;
+  client_id: string;
+}
+
+export interface TransitionRequest extends OrderPaymentRef {
+  payment_status: PaymentStatus;
+  payment_fail_reason: string | null;
+  /** JSON text; when null the recorded attributes stay. */
+  custom_attributes: string | null;
+  source: Exclude<StatusSource, 'E1'>;
+}
+
+export type TransitionResult =
+  | { outcome: 'not_found' }
+  | { outcome: 'applied'; orderPayment: OrderPayment; delivery: Delivery }
+  | { outcome: 'unchanged' | 'conflict'; orderPayment: OrderPayment };
+
+export type CreateResult =
+  /**
+   * created: recorded, and the reservation's keys marked done. already_exists: the host app
+   * returned an order_payment_id already on record for this same order (a retried E3); the keys
+   * are marked done with it.
+   */
+  | { outcome: 'created' | 'already_exists'; orderPayment: OrderPayment }
+  /**
+   * bound_elsewhere: the order_payment_id is on record for another order (another miniapp,
+   * miniapp_order_id or body, ADR 0016). Nothing was written: the keys stay pending for the
+   * caller to release.
+   */
+  | { outcome: 'bound_elsewhere'; orderPayment: OrderPayment };
+
+export interface OrderPayments {
+  /**
+   * Creates the order payment in in_process with its first history entry and, in the same
+   * transaction, marks the reservation's idempotency keys done with its order_payment_id. Keys
+   * are marked only when the order payment on record is this order (see CreateResult).
+   */
+  create(payment: NewOrderPayment, reservation: Reservation | null): Promise<CreateResult>;
+  get(ref: OrderPaymentRef): Promise<OrderPayment | null>;
+  history(ref: OrderPaymentRef): Promise<StatusChange[]>;
+  /**
+   * Moves the payment to the requested status when the state machine allows it; an applied
+   * change commits together with its history entry and its E6 outbox delivery.
+   */
+  transition(request: TransitionRequest): Promise<TransitionResult>;
+}
+
+interface OrderPaymentRow extends Omit<OrderPayment, 'created_at' | 'updated_at'> {
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The select list of an order payment read from `source` (a table or CTE name). */
+function columns(source: string): string {
+  return `${source}.order_payment_id, ${source}.app_id, ${source}.client_id, ${source}.miniapp_order_id,
+    ${source}.hostapp_user_id, ${source}.amount_text AS amount, ${source}.currency, ${source}.order_json,
+    ${source}.payment_status, ${source}.payment_fail_reason, ${source}.custom_attributes, ${source}.created_at,
+    ${source}.updated_at`;
+}
+
+function toOrderPayment(row: OrderPaymentRow): OrderPayment {
+  return {
+    order_payment_id: row.order_payment_id,
+    app_id: row.app_id,
+    client_id: row.client_id,
+    miniapp_order_id: row.miniapp_order_id,
+    hostapp_user_id: row.hostapp_user_id,
+    amount: row.amount,
+    currency: row.currency,
+    order_json: row.order_json,
+    payment_status: row.payment_status,
+    payment_fail_reason: row.payment_fail_reason,
+    custom_attributes: row.custom_attributes,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const getStatement = {
+  name: 'store.orderPayments.get',
+  text: `SELECT ${columns('order_payments')} FROM order_payments
+    WHERE client_id = $1 AND order_payment_id = $2 AND app_id = $3`,
+};
+
+/**
+ * Whether the order payment on record in `source` is the order of the create statement's
+ * parameters: the same miniapp, order reference, user, amount, currency and order text. An
+ * order_payment_id names one order; the same id for another order is a host app fault.
+ */
+function sameOrderSql(source: string): string {
+  return `${source}.app_id = $2 AND ${source}.miniapp_order_id IS NOT DISTINCT FROM $4
+    AND ${source}.hostapp_user_id IS NOT DISTINCT FROM $5 AND ${source}.amount_text = $6::text
+    AND ${source}.currency = $7 AND ${source}.order_json = $8`;
+}
+
+/**
+ * E1's record in one statement (a statement is atomic): the order payment, its first history
+ * entry and the reservation's keys marked done. When the host app returned an order_payment_id
+ * already on record for this same order, only the keys are marked and the recorded payment
+ * comes back (already_exists); when it is on record for another order, nothing is written and
+ * that order comes back (bound_elsewhere).
+ */
+const createStatement = {
+  name: 'store.orderPayments.create',
+  text: `WITH inserted AS (
+      INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
+        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, $5, $6::text, $6::text::numeric, $7, $8, 'in_process', $9, $10, $10)
+      ON CONFLICT (client_id, order_payment_id) DO NOTHING
+      RETURNING *
+    ),
+    recorded AS (
+      SELECT *, ${sameOrderSql('order_payments')} AS same_order FROM order_payments
+      WHERE client_id = $3 AND order_payment_id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)
+    ),
+    history AS (
+      INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
+      SELECT client_id, order_payment_id, NULL, payment_status, 'E1', NULL, created_at FROM inserted
+    ),
+    completed AS (${completeReservationSql('$11', '$12', '$1')}
+      AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM recorded WHERE same_order)))
+    SELECT 'created' AS outcome, ${columns('inserted')} FROM inserted
+    UNION ALL
+    SELECT CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, ${columns('recorded')} FROM recorded`,
+};
+
+/**
+ * The usual E1 record (a new order_payment_id) for many requests in one statement (issue 12): each
+ * order payment, its first history entry and its reservation's keys marked done. A request whose
+ * order_payment_id is already on record is skipped (nothing written for it) and decided on its
+ * own by createStatement. Parameters are one array per column; keys come flat, each with the
+ * order payment it belongs to.
+ */
+const createBatchStatement = {
+  name: 'store.orderPayments.createBatch',
+  text: `WITH inserted AS (
+      INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
+        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at)
+      SELECT order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text, amount_text::numeric,
+        currency, order_json, 'in_process', custom_attributes, at, at
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+        $10::timestamptz[]) AS requested (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text,
+        currency, order_json, custom_attributes, at)
+      ON CONFLICT (client_id, order_payment_id) DO NOTHING
+      RETURNING *
+    ),
+    history AS (
+      INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
+      SELECT client_id, order_payment_id, NULL, payment_status, 'E1', NULL, created_at FROM inserted
+    ),
+    completed AS (
+      UPDATE idempotency_keys k SET state = 'done', order_payment_id = owned.order_payment_id
+      FROM unnest($11::text[], $12::uuid[], $13::text[], $14::text[]) AS owned (key, reservation_id, client_id, order_payment_id)
+      JOIN inserted ON inserted.client_id = owned.client_id AND inserted.order_payment_id = owned.order_payment_id
+      WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
+    )
+    SELECT ${columns('inserted')} FROM inserted`,
+};
+
+interface CreateRequest {
+  payment: NewOrderPayment;
+  reservation: Reservation | null;
+  at: Date;
+}
+
+/** The keys of a reservation marked done for an order payment committed by another request. */
+const completeReservationStatement = {
+  name: 'store.orderPayments.completeReservation',
+  text: completeReservationSql('$1', '$2', '$3'),
+};
+
+/**
+ * An applied transition in one statement (a statement is atomic): the status change, its history
+ * entry and its E6 delivery. The UPDATE is guarded by the state the decision and the E6 body were
+ * computed from; when another transition changed the row in between, nothing is written.
+ */
+const applyTransitionStatement = {
+  name: 'store.orderPayments.applyTransition',
+  text: `WITH updated AS (
+      UPDATE order_payments
+      SET payment_status = $4, payment_fail_reason = $5, custom_attributes = COALESCE($6, custom_attributes),
+          updated_at = $7
+      WHERE client_id = $1 AND order_payment_id = $2 AND app_id = $3
+        AND payment_status = $8 AND custom_attributes IS NOT DISTINCT FROM $9
+      RETURNING *
+    ),
+    history AS (
+      INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
+      SELECT client_id, order_payment_id, $8, payment_status, $10::text, payment_fail_reason, updated_at FROM updated
+    ),
+    delivery AS (${insertDeliverySql('updated', { deliveryId: '$11', eventId: '$12', body: '$13' })})
+    SELECT ${columns('updated')}, ${deliveryColumns('delivery', 'delivery_')} FROM updated, delivery`,
+};
+
+export function createOrderPayments(db: Db, clock: Clock, newEventId: () => string): OrderPayments {
+  async function get(ref: OrderPaymentRef): Promise<OrderPaymentRow | undefined> {
+    const [row] = await db.query<OrderPaymentRow>(getStatement, [ref.client_id, ref.order_payment_id, ref.app_id]);
+    return row;
+  }
+
+  /** Applies the transition to `current` as read; null when the row changed since (nothing written). */
+  async function apply(current: OrderPaymentRow, request: TransitionRequest): Promise<TransitionResult | null> {
+    const now = clock();
+    const next: OrderPayment = {
+      ...toOrderPayment(current),
+      payment_status: request.payment_status,
+      payment_fail_reason: request.payment_fail_reason,
+      custom_attributes: request.custom_attributes ?? current.custom_attributes,
+    };
+    const [row] = await db.query<OrderPaymentRow & Record<string, unknown>>(applyTransitionStatement, [
+      request.client_id,
+      request.order_payment_id,
+      request.app_id,
+      request.payment_status,
+      request.payment_fail_reason,
+      request.custom_attributes,
+      now,
+      current.payment_status,
+      current.custom_attributes,
+      request.source,
+      randomUUID(),
+      newEventId(),
+      orderCompletionBody(next),
+    ]);
+    if (!row) return null;
+    return { outcome: 'applied', orderPayment: toOrderPayment(row), delivery: deliveryFromRow(row, 'delivery_') };
+  }
+
+  /**
+   * The recorded order payment, or null when nothing was written for this request (its
+   * order_payment_id is on record, or another request of the batch carries the same one).
+   */
+  const createBatched = batched<CreateRequest, OrderPaymentRow | null>(async (requests) => {
+    const seen = new Set<string>();
+    // The keys are joined to the inserted row by its id: one request per id in a batch.
+    const batch = requests.filter(({ payment }) => {
+      const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
+      return !seen.has(id) && seen.add(id);
+    });
+    const column = <K extends keyof NewOrderPayment>(name: K) => batch.map(({ payment }) => payment[name]);
+    const owned = batch.flatMap(({ payment, reservation }) =>
+      (reservation?.keys ?? []).map((key) => ({ key, payment, reservation: reservation! })),
+    );
+    const rows = await db.query<OrderPaymentRow>(createBatchStatement, [
+      column('order_payment_id'),
+      column('app_id'),
+      column('client_id'),
+      column('miniapp_order_id'),
+      column('hostapp_user_id'),
+      column('amount'),
+      column('currency'),
+      column('order_json'),
+      column('custom_attributes'),
+      batch.map(({ at }) => at),
+      owned.map(({ key }) => key),
+      owned.map(({ reservation }) => reservation.reservation_id),
+      owned.map(({ payment }) => payment.client_id),
+      owned.map(({ payment }) => payment.order_payment_id),
+    ]);
+    const recorded = new Map(rows.map((row) => [`${row.client_id}\u0000${row.order_payment_id}`, row]));
+    return requests.map(({ payment }) => {
+      const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
+      const row = recorded.get(id);
+      // Only the request the batch wrote gets the row: a duplicate id later in the batch is decided alone.
+      if (!row) return null;
+      recorded.delete(id);
+      return row;
+    });
+  }, e1WriteBatching);
+
+  return {
+    async create(payment, reservation) {
+      const inserted = await createBatched({ payment, reservation, at: clock() });
+      if (inserted) return { outcome: 'created', orderPayment: toOrderPayment(inserted) };
+      const params = [
+        payment.order_payment_id,
+        payment.app_id,
+        payment.client_id,
+        payment.miniapp_order_id,
+        payment.hostapp_user_id,
+        payment.amount,
+        payment.currency,
+        payment.order_json,
+        payment.custom_attributes,
+        clock(),
+        reservation?.keys ?? [],
+        reservation?.reservation_id ?? null,
+      ];
+      const [row] = await db.query<OrderPaymentRow & { outcome: CreateResult['outcome'] }>(createStatement, params);
+      if (row) return { outcome: row.outcome, orderPayment: toOrderPayment(row) };
+      // The payment on record was committed after this statement's snapshot was taken, so the
+      // statement neither saw it nor marked the keys: judge it now, and mark them if it is this order.
+      const [existing] = await db.query<OrderPaymentRow & { same_order: boolean }>(
+        `SELECT ${columns('order_payments')}, ${sameOrderSql('order_payments')} AS same_order FROM order_payments
+         WHERE client_id = $3 AND order_payment_id = $1`,
+        params.slice(0, 8),
+      );
+      if (!existing) throw new Error(`order payment ${payment.order_payment_id} neither created nor found`);
+      if (!existing.same_order) return { outcome: 'bound_elsewhere', orderPayment: toOrderPayment(existing) };
+      if (reservation)
+        await db.query(completeReservationStatement, [reservation.keys, reservation.reservation_id, payment.order_payment_id]);
+      return { outcome: 'already_exists', orderPayment: toOrderPayment(existing) };
+    },
+
+    async get(ref) {
+      const row = await get(ref);
+      return row ? toOrderPayment(row) : null;
+    },
+
+    async history(ref) {
+      const rows = await db.query<Omit<StatusChange, 'at'> & { at: Date }>(
+        `SELECT h.from_status, h.to_status, h.source, h.reason, h.at
+         FROM payment_status_history h
+         JOIN order_payments p USING (client_id, order_payment_id)
+         WHERE h.client_id = $1 AND h.order_payment_id = $2 AND p.app_id = $3
+         ORDER BY h.id`,
+        [ref.client_id, ref.order_payment_id, ref.app_id],
+      );
+      return rows.map((row) => ({ ...row, at: row.at.toISOString() }));
+    },
+
+    // Read, decide in TypeScript (the one state machine), then write with a guarded statement:
+    // two statements and no lock held between them. A guard that no longer matches means another
+    // transition won the race; deciding again on the new state gives the answer a lock would have.
+    async transition(request) {
+      for (;;) {
+        const current = await get(request);
+        if (!current) return { outcome: 'not_found' };
+        const decision = decideTransition(current.payment_status, request.payment_status);
+        if (decision !== 'apply') return { outcome: decision, orderPayment: toOrderPayment(current) };
+        const applied = await apply(current, request);
+        if (applied) return applied;
+      }
+    },
+  };
+}
+
+/**
+ * The E6 body for an order payment's recorded outcome, as JSON text. custom_attributes is
+ * parsed and written losslessly so its numbers keep the digits the host app sent.
+ */
+export function orderCompletionBody(payment: OrderPayment): string {
+  const completion: OrderCompletion = {
+    ...(payment.miniapp_order_id === null ? {} : { miniapp_order_id: payment.miniapp_order_id }),
+    hostapp_order_payment_id: payment.order_payment_id,
+    hostapp_client_id: payment.client_id,
+    payment_status: payment.payment_status,
+    ...(payment.payment_fail_reason === null ? {} : { payment_fail_reason: payment.payment_fail_reason }),
+    ...(payment.custom_attributes === null
+      ? {}
+      : { custom_attributes: parse(payment.custom_attributes) as OrderCompletion['custom_attributes'] }),
+  };
+  const body = stringify(completion);
+  if (body === undefined) throw new Error('The E6 body did not serialise');
+  return body;
+}

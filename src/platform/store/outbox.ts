@@ -1,0 +1,339 @@
+import type { components } from '../../../generated/types/platform.js';
+import type { Db } from './db.js';
+import { addMs, isoOrNull, type Clock } from './time.js';
+
+type Delivery = components['schemas']['Delivery'];
+type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
+type DeliveryDetail = components['schemas']['DeliveryDetail'];
+type DeliveryList = components['schemas']['DeliveryList'];
+type DeliveryStatus = components['schemas']['DeliveryStatus'];
+type PaymentStatus = components['schemas']['PaymentStatus'];
+
+export interface NewDelivery {
+  event_id: string;
+  client_id: string;
+  order_payment_id: string;
+  app_id: string;
+  payment_status: PaymentStatus;
+  /** The E6 body as JSON text, sent unchanged on every attempt. */
+  body: string;
+}
+
+/** A delivery a worker holds the lease on, with what it needs to make the next attempt. */
+export interface ClaimedDelivery {
+  delivery: Delivery;
+  body: string;
+  /** Number of the attempt about to be made (X-Minibridge-Delivery-Attempt). */
+  attempt: number;
+  /** Proof of the lease; recordAttempt is refused once another claim replaced it. */
+  lease_id: string;
+  /** Start of the current 72-hour schedule (the transition, or the last redelivery). */
+  horizon_started_at: string;
+}
+
+export type AttemptResult =
+  | { outcome: 'delivered'; http_status: number }
+  /** retry_at: when to try again; null ends the schedule and marks the delivery dead. */
+  | { outcome: 'failed'; http_status?: number; error: string; retry_at: Date | null };
+
+export interface AttemptRecord {
+  delivery_id: string;
+  lease_id: string;
+  started_at: Date;
+  duration_ms: number;
+  result: AttemptResult;
+}
+
+export interface ListDeliveriesQuery {
+  status?: DeliveryStatus;
+  limit: number;
+  cursor?: string;
+}
+
+/** The cursor passed to listDeliveries is not one it produced. */
+export class InvalidCursorError extends Error {
+  constructor(cursor: string) {
+    super(`Invalid cursor: ${cursor}`);
+    this.name = 'InvalidCursorError';
+  }
+}
+
+export interface ClaimOptions {
+  limit: number;
+  leaseMs: number;
+  maxInFlightPerMiniapp?: number;
+}
+
+export interface Outbox {
+  /**
+   * Leases up to `limit` due deliveries; no other claimer gets them until the lease ends. With
+   * `maxInFlightPerMiniapp`, a miniapp that already has that many leased (in flight, on any
+   * instance) gets none, so a slow miniapp holds at most that many leases (ADR 0008).
+   */
+  claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
+  /** Records one attempt; null when the lease was lost (nothing recorded). */
+  recordAttempt(record: AttemptRecord): Promise<Delivery | null>;
+  list(query: ListDeliveriesQuery): Promise<DeliveryList>;
+  get(deliveryId: string): Promise<DeliveryDetail | null>;
+  /** Queues an attempt now with a fresh schedule, whatever the state; null when unknown. */
+  requeue(deliveryId: string): Promise<Delivery | null>;
+  countPending(): Promise<number>;
+}
+
+interface DeliveryRow extends NewDelivery {
+  delivery_id: string;
+  seq: string;
+  status: DeliveryStatus;
+  attempts_made: number;
+  next_attempt_at: Date | null;
+  lease_id: string | null;
+  horizon_started_at: Date;
+  created_at: Date;
+  delivered_at: Date | null;
+  last_error: string | null;
+}
+
+interface AttemptRow {
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  outcome: DeliveryAttempt['outcome'];
+  http_status: number | null;
+  error: string | null;
+}
+
+// int8 arrives as a string from pg and as a number from PGlite; text is the same everywhere.
+const deliveryColumnExpressions: Record<keyof DeliveryRow, string> = {
+  delivery_id: 'delivery_id::text',
+  seq: 'seq::text',
+  event_id: 'event_id',
+  client_id: 'client_id',
+  order_payment_id: 'order_payment_id',
+  app_id: 'app_id',
+  payment_status: 'payment_status',
+  body: 'body',
+  status: 'status',
+  attempts_made: 'attempts_made',
+  next_attempt_at: 'next_attempt_at',
+  lease_id: 'lease_id::text',
+  horizon_started_at: 'horizon_started_at',
+  created_at: 'created_at',
+  delivered_at: 'delivered_at',
+  last_error: 'last_error',
+};
+
+/**
+ * The select list of a delivery row, read from `source` (a table or CTE name) and named with
+ * `prefix` so it can share a result row with another table's columns.
+ */
+export function deliveryColumns(source: string, prefix = ''): string {
+  return Object.entries(deliveryColumnExpressions)
+    .map(([name, expression]) => `${source}.${expression} AS ${prefix}${name}`)
+    .join(', ');
+}
+
+/** The delivery whose columns were selected with deliveryColumns(source, prefix). */
+export function deliveryFromRow(row: Record<string, unknown>, prefix: string): Delivery {
+  const delivery = Object.fromEntries(
+    Object.keys(deliveryColumnExpressions).map((name) => [name, row[`${prefix}${name}`]]),
+  ) as unknown as DeliveryRow;
+  return toDelivery(delivery);
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const cursorPattern = /^[1-9]\d{0,18}$/;
+
+function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    delivery_id: row.delivery_id,
+    event_id: row.event_id,
+    order_payment_id: row.order_payment_id,
+    app_id: row.app_id,
+    client_id: row.client_id,
+    payment_status: row.payment_status,
+    status: row.status,
+    attempts_made: row.attempts_made,
+    next_attempt_at: isoOrNull(row.next_attempt_at),
+    created_at: row.created_at.toISOString(),
+    delivered_at: isoOrNull(row.delivered_at),
+    last_error: row.last_error,
+  };
+}
+
+function toAttempt(row: AttemptRow): DeliveryAttempt {
+  return {
+    attempt: row.attempt,
+    started_at: row.started_at.toISOString(),
+    duration_ms: row.duration_ms,
+    outcome: row.outcome,
+    ...(row.http_status === null ? {} : { http_status: row.http_status }),
+    ...(row.error === null ? {} : { error: row.error }),
+  };
+}
+
+/**
+ * The INSERT of a transition's pending E6 delivery, due at once, for a data-modifying CTE: one
+ * delivery per row of `source`, which carries the order payment's identity, its new
+ * payment_status and updated_at (the transition's time). The other arguments are placeholders.
+ * It returns every column: select them with deliveryColumns.
+ */
+export function insertDeliverySql(source: string, p: { deliveryId: string; eventId: string; body: string }): string {
+  return `INSERT INTO deliveries (delivery_id, event_id, client_id, order_payment_id, app_id, payment_status,
+      body, status, next_attempt_at, horizon_started_at, created_at)
+    SELECT ${p.deliveryId}::uuid, ${p.eventId}::text, client_id, order_payment_id, app_id, payment_status,
+      ${p.body}::text, 'pending', updated_at, updated_at, updated_at
+    FROM ${source}
+    RETURNING *`;
+}
+
+/**
+ * One attempt in one statement (a statement is atomic): the delivery's new state, guarded by the
+ * lease, and the attempt's record, inserted only when the guard matched.
+ */
+const recordAttemptStatement = {
+  name: 'store.outbox.recordAttempt',
+  text: `WITH recorded AS (
+      UPDATE deliveries SET attempts_made = attempts_made + 1, status = $3, next_attempt_at = $4,
+        delivered_at = $5, last_error = $6, lease_id = NULL, lease_until = NULL
+      WHERE delivery_id = $1 AND lease_id = $2
+      RETURNING *
+    ),
+    attempt AS (
+      INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
+      SELECT delivery_id, attempts_made, $7::timestamptz, $8::integer, $9::text, $10::integer, last_error FROM recorded
+    )
+    SELECT ${deliveryColumns('recorded')} FROM recorded`,
+};
+
+/** Any fixed key: it only has to be the same for every claimer of this database. */
+const claimLockStatement = { name: 'store.outbox.claimLock', text: 'SELECT pg_advisory_xact_lock(8008) AS locked' };
+
+/**
+ * Leases due deliveries, oldest first. A lease is held exactly while an attempt is in flight
+ * (recordAttempt clears it), so the leases a miniapp holds now are its attempts in flight on all
+ * instances; a miniapp gets at most $4 minus those ($4 null: no bound). Miniapps already at the
+ * bound are skipped while scanning, so their backlog never hides another miniapp's deliveries;
+ * at most $5 candidates are ranked, so the cost stays flat however long the backlog. The final
+ * guard repeats the due condition so a row changed meanwhile (a redelivery) is re-checked.
+ */
+const claimStatement = {
+  name: 'store.outbox.claimDue',
+  text: `WITH in_flight AS (
+      SELECT app_id, count(*)::int AS leased FROM deliveries
+      WHERE lease_until >= $1 AND status = 'pending'
+      GROUP BY app_id
+    ),
+    candidates AS (
+      SELECT d.delivery_id, d.app_id, d.next_attempt_at, d.seq FROM deliveries d
+      WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until < $1)
+        AND ($4::integer IS NULL OR d.app_id NOT IN (SELECT app_id FROM in_flight WHERE leased >= $4::integer))
+      ORDER BY d.next_attempt_at
+      LIMIT $5
+    ),
+    ranked AS (
+      SELECT c.delivery_id, c.next_attempt_at, coalesce(f.leased, 0) AS leased,
+        row_number() OVER (PARTITION BY c.app_id ORDER BY c.next_attempt_at, c.seq) AS place
+      FROM candidates c LEFT JOIN in_flight f ON f.app_id = c.app_id
+    ),
+    chosen AS (
+      SELECT delivery_id FROM ranked
+      WHERE $4::integer IS NULL OR leased + place <= $4::integer
+      ORDER BY next_attempt_at
+      LIMIT $3
+    )
+    UPDATE deliveries SET lease_id = gen_random_uuid(), lease_until = $2
+    WHERE delivery_id IN (SELECT delivery_id FROM chosen)
+      AND status = 'pending' AND (lease_until IS NULL OR lease_until < $1)
+    RETURNING ${deliveryColumns('deliveries')}`,
+};
+
+export function createOutbox(db: Db, clock: Clock): Outbox {
+  return {
+    async claimDue({ limit, leaseMs, maxInFlightPerMiniapp }) {
+      const now = clock();
+      // Claims from every instance take turns (a transaction-scoped advisory lock), so the count
+      // of leases each miniapp holds cannot change between reading it and adding to it.
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(claimLockStatement);
+        // Enough candidates to fill the batch even when several miniapps each rank past their bound.
+        const candidates = limit * (maxInFlightPerMiniapp ?? 1);
+        return tx.query<DeliveryRow>(claimStatement, [now, addMs(now, leaseMs), limit, maxInFlightPerMiniapp ?? null, candidates]);
+      });
+      return rows
+        .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
+        .map((row) => ({
+          delivery: toDelivery(row),
+          body: row.body,
+          attempt: row.attempts_made + 1,
+          lease_id: row.lease_id!,
+          horizon_started_at: row.horizon_started_at.toISOString(),
+        }));
+    },
+
+    async recordAttempt({ delivery_id, lease_id, started_at, duration_ms, result }) {
+      const now = clock();
+      const failed = result.outcome === 'failed';
+      const status: DeliveryStatus = !failed ? 'delivered' : result.retry_at ? 'pending' : 'dead';
+      const [row] = await db.query<DeliveryRow>(recordAttemptStatement, [
+        delivery_id,
+        lease_id,
+        status,
+        failed ? result.retry_at : null,
+        failed ? null : now,
+        failed ? result.error : null,
+        started_at,
+        duration_ms,
+        result.outcome,
+        result.http_status ?? null,
+      ]);
+      return row ? toDelivery(row) : null;
+    },
+
+    async list({ status, limit, cursor }) {
+      if (cursor !== undefined && !cursorPattern.test(cursor)) throw new InvalidCursorError(cursor);
+      const rows = await db.query<DeliveryRow>(
+        `SELECT ${deliveryColumns('deliveries')} FROM deliveries
+         WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR seq < $2::bigint)
+         ORDER BY seq DESC
+         LIMIT $3`,
+        [status ?? null, cursor ?? null, limit + 1],
+      );
+      const page = rows.slice(0, limit);
+      return {
+        deliveries: page.map(toDelivery),
+        next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null,
+      };
+    },
+
+    async get(deliveryId) {
+      if (!uuidPattern.test(deliveryId)) return null;
+      const [row] = await db.query<DeliveryRow>(`SELECT ${deliveryColumns('deliveries')} FROM deliveries WHERE delivery_id = $1`, [
+        deliveryId,
+      ]);
+      if (!row) return null;
+      const attempts = await db.query<AttemptRow>(
+        `SELECT attempt, started_at, duration_ms, outcome, http_status, error
+         FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+        [deliveryId],
+      );
+      return { ...toDelivery(row), attempts: attempts.map(toAttempt) };
+    },
+
+    async requeue(deliveryId) {
+      if (!uuidPattern.test(deliveryId)) return null;
+      const [row] = await db.query<DeliveryRow>(
+        `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, horizon_started_at = $2,
+           lease_id = NULL, lease_until = NULL
+         WHERE delivery_id = $1
+         RETURNING ${deliveryColumns('deliveries')}`,
+        [deliveryId, clock()],
+      );
+      return row ? toDelivery(row) : null;
+    },
+
+    async countPending() {
+      const [row] = await db.query<{ count: number }>("SELECT count(*)::int AS count FROM deliveries WHERE status = 'pending'");
+      return row!.count;
+    },
+  };
+}

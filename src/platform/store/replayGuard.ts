@@ -1,0 +1,39 @@
+import type { Db } from './db.js';
+import type { Clock } from './time.js';
+
+export interface ReplayGuard {
+  /**
+   * Remembers a request signature until expiresAt. False when it was already seen and has not
+   * expired: the request is a replay.
+   */
+  remember(digest: string, expiresAt: Date): Promise<boolean>;
+  /** Deletes expired signatures; returns how many. */
+  purgeExpired(): Promise<number>;
+}
+
+/** purgeEvery: remember() also purges on every purgeEvery-th call, keeping the table small. */
+export function createReplayGuard(db: Db, clock: Clock, purgeEvery: number): ReplayGuard {
+  let calls = 0;
+
+  async function purgeExpired(): Promise<number> {
+    const rows = await db.query('DELETE FROM replay_guard WHERE expires_at <= $1 RETURNING digest', [clock()]);
+    return rows.length;
+  }
+
+  return {
+    async remember(digest, expiresAt) {
+      calls += 1;
+      if (calls % purgeEvery === 0) await purgeExpired();
+      // An expired row for the same digest counts as absent, so it is renewed rather than kept.
+      const rows = await db.query(
+        `INSERT INTO replay_guard (digest, expires_at) VALUES ($1, $2)
+         ON CONFLICT (digest) DO UPDATE SET expires_at = EXCLUDED.expires_at
+           WHERE replay_guard.expires_at <= $3
+         RETURNING digest`,
+        [digest, expiresAt, clock()],
+      );
+      return rows.length > 0;
+    },
+    purgeExpired,
+  };
+}

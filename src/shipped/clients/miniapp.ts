@@ -1,0 +1,24 @@
+import createClient, { type Client } from 'openapi-fetch';
+import type { paths } from '../../../generated/types/miniapp.js';
+import { losslessClientOptions, type ContractClientOptions } from './client-options.js';
+
+export type MiniappClient = Client<paths>;
+
+/**
+ * A typed client for a miniapp server's API (what Minibridge calls: E6, E7),
+ * typed by the contract (`import type { MiniappApi } from 'minibridge'`).
+ *
+ * Request bodies are serialized with lossless-json, so decimals read with `parseLossless` keep
+ * their exact digits. Responses are parsed with `JSON.parse` by default, which turns long
+ * numbers into floats: when a response carries money you need exactly, ask for the text and
+ * parse it without loss:
+ *
+ * ```ts
+ * import { parseLossless } from 'minibridge';
+ * const { data: text } = await client.POST(path, { body, parseAs: 'text' });
+ * const payload = text === undefined ? undefined : parseLossless(text);
+ * ```
+ */
+export function createMiniappClient(options: ContractClientOptions): MiniappClient {
+  return createClient<paths>(losslessClientOptions(options));
+}

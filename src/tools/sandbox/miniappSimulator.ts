@@ -1,0 +1,96 @@
+import type express from 'express';
+import { basicAuthorization } from '../../wire/credentials.js';
+import { createMiniappRouter, type OrderCompletionBody, type PartnerKitLogger } from '../../shipped/partner-kit/index.js';
+import { eventFields, recordEvents, type ReceivedEvent } from './events.js';
+import { controlRouter, partnerApp, relayToPlatform, sendJson } from './http.js';
+import { createOrderPayment, getPaymentStatus, sendMiniappEvent, type PlatformCaller } from './platformCalls.js';
+
+/** One E6 callback as the simulated miniapp received it (the first delivery of each event id). */
+export interface ReceivedCompletion {
+  event_id: string;
+  delivery_attempt: number | undefined;
+  body: unknown;
+  received_at: string;
+}
+
+/** What the simulated miniapp server got from the platform, in arrival order. */
+export interface MiniappReceived {
+  completions: ReceivedCompletion[];
+  events: ReceivedEvent[];
+}
+
+export interface MiniappSimulatorOptions {
+  appId: string;
+  secretKey: string;
+  signingSecrets: readonly string[];
+  /** The sandbox host app, the default recipient and payer of the control routes. */
+  hostappId: string;
+  /** The platform's address, resolved at each call. */
+  platformUrl: () => string;
+  logger: PartnerKitLogger;
+  /** Also told of every E6 it records (the sandbox passes them to the demo miniapp). */
+  onOrderCompletion?: (eventId: string, body: OrderCompletionBody) => void;
+}
+
+export interface MiniappSimulator {
+  app: express.Express;
+  received: MiniappReceived;
+}
+
+/**
+ * A miniapp server built with the partner kit: E6 records the outcome (idempotent on
+ * X-Minibridge-Event-Id, the kit's default) and E7 acknowledges events. Its control routes show
+ * what arrived and act as the miniapp towards the platform: send an event, create an order
+ * payment, ask its status (so a browser never holds the miniapp's secret).
+ */
+export function createMiniappSimulator(options: MiniappSimulatorOptions): MiniappSimulator {
+  const received: MiniappReceived = { completions: [], events: [] };
+  const caller: PlatformCaller = {
+    platformUrl: options.platformUrl,
+    signingSecrets: options.signingSecrets,
+    authorization: basicAuthorization(options.appId, options.secretKey),
+  };
+
+  const router = createMiniappRouter({
+    appId: options.appId,
+    secretKey: options.secretKey,
+    signingSecrets: options.signingSecrets.length > 0 ? options.signingSecrets : undefined,
+    idempotency: 'memory',
+    logger: options.logger,
+    handlers: {
+      receiveOrderCompletion: (body, ctx) => {
+        received.completions.push({
+          event_id: ctx.eventId,
+          delivery_attempt: ctx.deliveryAttempt,
+          body,
+          received_at: new Date().toISOString(),
+        });
+        options.onOrderCompletion?.(ctx.eventId, body);
+        return { code: 'SUCCESS' };
+      },
+      receiveEvent: recordEvents(received.events),
+    },
+  });
+
+  // The miniapp speaks for itself; the host app is the sandbox's unless the body names another.
+  const parties = (body: Record<string, unknown>) => ({
+    app_id: options.appId,
+    client_id: (body.client_id as string | undefined) ?? options.hostappId,
+  });
+
+  const control = controlRouter();
+  control.get('/received', (_req, res) => sendJson(res, 200, received));
+  control.post(
+    '/send-event',
+    relayToPlatform((body) => sendMiniappEvent(caller, { ...parties(body), ...eventFields(body) })),
+  );
+  control.post(
+    '/create-order-payment',
+    relayToPlatform((body) => createOrderPayment(caller, { ...parties(body), order: body.order as never })),
+  );
+  control.post(
+    '/get-payment-status',
+    relayToPlatform((body) => getPaymentStatus(caller, { ...parties(body), order_payment_id: body.order_payment_id as string })),
+  );
+  return { app: partnerApp(router, control), received };
+}

@@ -1,0 +1,131 @@
+import type { IncomingMessage } from 'node:http';
+import type { Request } from 'express';
+import { containsNul, InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
+import type { OperationContract } from '../contract/operations.js';
+import { ApiError, invalidInputCode } from '../contract/errors.js';
+
+/** The largest body the platform reads (ADR 0010). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export { containsNul };
+
+/**
+ * Reads a JSON body of a platform operation through the one inbound reader (ADR 0015), refusing
+ * what is not JSON with the contract's codes: 415 for another media type or charset, 413 past
+ * the limit, and the operation's invalid-input code for bytes that are not UTF-8 JSON, a
+ * repeated or `__proto__` member, or a body the operation's schema refuses.
+ */
+export async function readJsonBody(req: Request, op: OperationContract): Promise<{ raw: Buffer; value: unknown }> {
+  const type = req.headers['content-type'] ?? '';
+  const [mediaType, ...parameters] = type.split(';').map((part) => part.trim().toLowerCase());
+  if (mediaType !== 'application/json') {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, not ${type || 'absent'}`);
+  }
+  const charset = parameters
+    .find((parameter) => parameter.startsWith('charset='))
+    ?.slice(8)
+    .replace(/"/g, '');
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8, not ${charset}`);
+  }
+  let raw: Buffer;
+  try {
+    raw = await readBodyBytes(req);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw tooLarge(req);
+    throw error;
+  }
+  try {
+    return { raw, value: readInboundBody(op, raw) };
+  } catch (error) {
+    if (error instanceof InboundRefusal) throw new ApiError(invalidInputCode(op), error.message);
+    throw error;
+  }
+}
+
+/** The body is larger than BODY_LIMIT_BYTES; the rest of it has not been read. */
+export class BodyTooLarge extends Error {
+  constructor() {
+    super(`the body is larger than ${BODY_LIMIT_BYTES / 1024 / 1024} MiB`);
+  }
+}
+
+/**
+ * The client went away before its body was complete (it closed the connection, or the server cut
+ * it for sending too slowly). Nobody is left to answer: it is logged as an abort, not a failure.
+ */
+export class ClientAborted extends Error {}
+
+/**
+ * The body's bytes, at most BODY_LIMIT_BYTES (a larger declared Content-Length is refused before
+ * reading). Rejects with BodyTooLarge past the limit and ClientAborted when the connection closes
+ * first. How long a body may take is bounded by the server's request time-out (server.ts).
+ * Shared by the platform and the partner kit.
+ */
+export function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) return Promise.reject(new BodyTooLarge());
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAbort);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) {
+        stop();
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onAbort = () => {
+      stop();
+      reject(new ClientAborted('the client closed the connection before its body was complete'));
+    };
+    // 'end' comes before 'close' for a complete body; a 'close' alone means the body never ended.
+    const onClose = () => {
+      if (!req.complete) onAbort();
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAbort);
+    req.on('close', onClose);
+  });
+}
+
+/**
+ * How much of a refused body the platform still reads and throws away, and for how long: a client
+ * that writes its whole body before reading reads the 413 only if the connection stays open
+ * until it has finished writing. Past either bound the connection is closed (ADR 0010).
+ */
+export const DISCARD_LIMIT_BYTES = 16 * BODY_LIMIT_BYTES;
+const DISCARD_TIME_MS = 10_000;
+
+function tooLarge(req: Request): ApiError {
+  discardRest(req);
+  return new ApiError('PAYLOAD_TOO_LARGE', new BodyTooLarge().message);
+}
+
+/** Reads what is left of a refused body into nothing, within the bounds above. */
+function discardRest(req: Request): void {
+  if (req.complete) return;
+  let discarded = 0;
+  const close = () => req.socket.destroy();
+  const timer = setTimeout(close, DISCARD_TIME_MS).unref();
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_LIMIT_BYTES) close();
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
