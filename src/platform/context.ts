@@ -6,7 +6,7 @@ import type { Registry } from './registry/registry.js';
 import type { Store } from './store/index.js';
 
 /** What the operations and the worker share: one per platform process. */
-export interface Platform {
+export interface PlatformContext {
   config: Config;
   store: Store;
   registry: Registry;

@@ -9,14 +9,14 @@ import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
 import { createRateLimiters } from './http/rateLimiter.js';
 import { createMetrics } from './observability/metrics.js';
-import type { Platform } from './context.js';
+import type { PlatformContext } from './context.js';
 import { loadRegistry } from './registry/loadRegistry.js';
 import type { Registry } from './registry/registry.js';
 import { openStore, type Store } from './store/index.js';
 
 export interface RunningPlatform {
   url: string;
-  platform: Platform;
+  platform: PlatformContext;
   server: Server;
   /** Graceful stop: refuse new work, finish requests in flight, stop the worker, close the database. */
   close(): Promise<void>;
@@ -52,7 +52,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     throw error;
   }
   const store = await opening;
-  const platform: Platform = {
+  const platform: PlatformContext = {
     config,
     store,
     registry,

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { components } from '../../../generated/types/miniapp.js';
 import { parseLossless } from '../../contract/json.js';
 import { deliverOrderCompletion } from '../outbound/miniappCalls.js';
-import type { Platform } from '../context.js';
+import type { PlatformContext } from '../context.js';
 import type { ClaimedDelivery, Clock } from '../store/index.js';
 import { checkLease, deliveryLimits } from './deliveryLimits.js';
 import { nextAttemptAt, retrySchedule } from './retrySchedule.js';
@@ -39,7 +39,7 @@ export class DeliveryWorker {
   private readonly random: () => number;
 
   constructor(
-    private readonly platform: Platform,
+    private readonly platform: PlatformContext,
     options: DeliveryWorkerOptions = {},
   ) {
     checkLease(platform.config.worker.leaseMs, this.limits);

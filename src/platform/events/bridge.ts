@@ -5,7 +5,7 @@ import { ApiError } from '../../contract/errors.js';
 import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
 import { deliverEventToMiniapp } from '../outbound/miniappCalls.js';
 import type { Hostapp, Miniapp, Partner } from '../registry/registry.js';
-import type { Platform } from '../context.js';
+import type { PlatformContext } from '../context.js';
 import type { EventDirection } from '../store/index.js';
 
 type EventRequest = components['schemas']['HostappEventRequest'] | components['schemas']['MiniappEventRequest'];
@@ -16,7 +16,12 @@ type EventRequest = components['schemas']['HostappEventRequest'] | components['s
  * the recipient's body unchanged: the exact bytes it sent (ADR 0016). The event id is stable per sender and external_event_id, so a
  * resent event reaches the receiver with the same X-Minibridge-Event-Id.
  */
-export async function forwardEvent(platform: Platform, direction: EventDirection, sender: Partner | undefined, request: EventRequest) {
+export async function forwardEvent(
+  platform: PlatformContext,
+  direction: EventDirection,
+  sender: Partner | undefined,
+  request: EventRequest,
+) {
   const hostapp = direction === 'hostapp_to_miniapp' ? (sender as Hostapp) : platform.registry.hostapp(request.client_id);
   const miniapp = direction === 'miniapp_to_hostapp' ? (sender as Miniapp) : platform.registry.miniapp(request.app_id);
   const recipient = direction === 'hostapp_to_miniapp' ? miniapp : hostapp;

@@ -5,7 +5,7 @@ import { pinoHttp } from 'pino-http';
 import { contractOperations, type OperationContract } from '../../contract/operations.js';
 import { packageRoot } from '../../contract/documents.js';
 import { handlers } from '../operations/index.js';
-import type { Platform } from '../context.js';
+import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
 import { expressPath, mountOperations } from './operationRoutes.js';
 import { sendError } from './respond.js';
@@ -14,7 +14,7 @@ import { sendError } from './respond.js';
  * The platform's Express app: the contract's operations, the rendered docs at /docs, and
  * contract-shaped JSON for everything else (unknown route 404, wrong method 405), never HTML.
  */
-export function createApp(platform: Platform): express.Express {
+export function createApp(platform: PlatformContext): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', platform.config.trustProxy);

@@ -5,7 +5,7 @@ import { deprecatedSchemeHeaders, signatureInput } from '../../wire/signing.js';
 import { check, contractOperations, type OperationContract } from '../../contract/operations.js';
 import type { HandlerTable, OperationRequest, PlatformOperationId } from '../operations/handler.js';
 import type { Partner } from '../registry/registry.js';
-import type { Platform } from '../context.js';
+import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
 import { ClientAborted, readJsonBody } from '../../wire/rawBody.js';
 import { sendError, sendReply } from './respond.js';
@@ -20,7 +20,7 @@ export function expressPath(template: string): string {
  * same operationId. The pipeline is the same for all: read and validate the input against the
  * contract, authenticate as the operation's security says, rate-limit, run the handler, answer.
  */
-export function mountOperations(router: Router, platform: Platform, handlers: HandlerTable): void {
+export function mountOperations(router: Router, platform: PlatformContext, handlers: HandlerTable): void {
   for (const op of contractOperations().values()) {
     if (op.api !== 'platform') continue;
     const handler = handlers[op.operationId as PlatformOperationId];
@@ -104,7 +104,7 @@ async function admit(
   op: OperationContract,
   callerRef: { kind: Partner['kind']; id: string } | undefined,
   raw: Buffer,
-  platform: Platform,
+  platform: PlatformContext,
 ): Promise<Partner | undefined> {
   const admin = !callerRef && op.security.some((s) => 'adminToken' in s);
   if (!callerRef && !admin) return undefined;
@@ -151,7 +151,7 @@ async function authenticateCaller(
   op: OperationContract,
   callerRef: { kind: Partner['kind']; id: string },
   raw: Buffer,
-  platform: Platform,
+  platform: PlatformContext,
 ): Promise<Partner> {
   const partner = callerRef.kind === 'hostapp' ? platform.registry.hostapp(callerRef.id) : platform.registry.miniapp(callerRef.id);
   const field = callerRef.kind === 'hostapp' ? 'client_id' : 'app_id';
@@ -171,7 +171,7 @@ async function authenticateCaller(
   return partner;
 }
 
-function authenticateAdmin(req: Request, platform: Platform): void {
+function authenticateAdmin(req: Request, platform: PlatformContext): void {
   const challenge = { 'WWW-Authenticate': 'Bearer realm="minibridge-admin"' };
   if (!platform.config.adminToken)
     throw new ApiError('UNAUTHORIZED', 'the admin API is off: set MINIBRIDGE_ADMIN_TOKEN to turn it on', challenge);

@@ -4,7 +4,7 @@ import type { operations as MiniappOperations } from '../../../generated/types/m
 import type { operations } from '../../../generated/types/platform.js';
 import type { OperationContract } from '../../contract/operations.js';
 import type { Partner } from '../registry/registry.js';
-import type { Platform } from '../context.js';
+import type { PlatformContext } from '../context.js';
 
 /** Operations the platform serves (its document also lists the partner operations as webhooks). */
 export type PlatformOperationId = Exclude<keyof operations, keyof HostappOperations | keyof MiniappOperations>;
@@ -53,7 +53,7 @@ export interface Reply<Id extends PlatformOperationId> {
 export interface OperationHandler<Id extends PlatformOperationId> {
   /** The party named in the body that must prove itself (omitted for admin and probes). */
   caller?: (body: JsonBody<operations[Id]>) => CallerRef;
-  handle(request: OperationRequest<Id>, platform: Platform): Promise<Reply<Id>>;
+  handle(request: OperationRequest<Id>, platform: PlatformContext): Promise<Reply<Id>>;
 }
 
 export type HandlerTable = { [Id in PlatformOperationId]: OperationHandler<Id> };

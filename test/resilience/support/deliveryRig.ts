@@ -12,7 +12,7 @@ import type { Config } from '../../../src/platform/config.js';
 import { DeliveryWorker } from '../../../src/platform/delivery/worker.js';
 import { createRateLimiters, contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
 import { createMetrics } from '../../../src/platform/observability/metrics.js';
-import type { Platform } from '../../../src/platform/context.js';
+import type { PlatformContext } from '../../../src/platform/context.js';
 import { registryFrom } from '../../../src/platform/registry/loadRegistry.js';
 import { openStore, type Store } from '../../../src/platform/store/index.js';
 import { manualClock, newOrderPayment, transitionTo } from '../../store/fixtures.js';
@@ -40,7 +40,7 @@ export class DeliveryRig {
   private server!: Server;
   store!: Store;
   worker!: DeliveryWorker;
-  platform!: Platform;
+  platform!: PlatformContext;
 
   constructor(
     readonly appIds: readonly string[],
