@@ -61,10 +61,19 @@ export async function openPglite(dataDir: string): Promise<Db> {
   // A fresh directory gets a cluster copied from a template, so initdb never runs (and never
   // holds its memory) in this process (ADR 0021); PGlite then opens an existing directory.
   if (!dataDir.includes('://')) await preparePgliteDataDir(dataDir);
+  return pgliteDb(await createPglite(dataDir));
+}
+
+/** PGlite on `dataDir` with the embedded database's settings. */
+export async function createPglite(dataDir: string): Promise<PGlite> {
   const { PGlite: PGliteClass } = await import('@electric-sql/pglite');
   // 16 MB of shared buffers instead of PGlite's 128 MB: the embedded database serves one
   // process's working set, and the buffers' pages count in that process's RSS (ADR 0021).
-  const pglite: PGlite = await PGliteClass.create(dataDir, { postgresqlconf: pgliteConf });
+  return PGliteClass.create(dataDir, { postgresqlconf: pgliteConf });
+}
+
+/** The store's database interface over an open PGlite. */
+export function pgliteDb(pglite: PGlite): Db {
   return {
     backend: 'pglite',
     // PGlite runs in this process: there is no round trip a prepared statement would save.

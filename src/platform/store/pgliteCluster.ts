@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { defaultMigrationsDir, loadMigrations, type Migration } from './migrate.js';
 
 /**
  * A fresh PGlite data directory without initdb in the serving process (issue 12, ADR 0021).
@@ -12,22 +13,42 @@ import { pathToFileURL } from 'node:url';
  * PGlite runs initdb in a second WebAssembly instance inside the process that opens a directory
  * holding no cluster: 11–28 s and ~920 MiB peak RSS on a fresh clone, memory the serving process
  * then keeps. Instead, a fresh directory is copied from a template cluster: a plain file copy,
- * then PGlite opens an existing directory. The template is made once per installed PGlite
- * version (its cluster format), by initdb in a short-lived child process, under
- * node_modules/.cache (a cache, never committed: initdb output is not byte-reproducible).
- * `npm install` / `npm ci` make it ahead (the `prepare` script); when it is missing, the first
- * fresh start makes it, still outside the serving process.
+ * then PGlite opens an existing directory. The template is made by initdb and then the
+ * store's migrations in a short-lived child process, so a fresh start finds its schema in place
+ * (ADR 0026), under node_modules/.cache (a cache, never committed: initdb output is not
+ * byte-reproducible). It is keyed by the installed PGlite version (its cluster format) and a
+ * hash of the migration files: a new migration names a new template, and a template is never
+ * changed once published (node_modules may be hard-linked between checkouts). A directory made
+ * from an older template is brought up to date by the migration runner at start, as any
+ * existing directory is. `npm install` / `npm ci` make the template ahead (the `prepare`
+ * script); when it is missing, the first fresh start makes it, still outside the serving process.
  */
 
 // The package exports neither package.json nor a path: its entry's directory locates both.
 const pgliteDir = dirname(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
 
-/** Where the template cluster for the installed PGlite version lives. */
-export function pgliteTemplateDir(): string {
+/** What a template is made from: the installed PGlite version and the migrations it holds. */
+function templateKey(migrations: readonly Migration[]): string {
   const { version } = JSON.parse(readFileSync(join(pgliteDir, 'package.json'), 'utf8')) as { version: string };
-  // .../node_modules/@electric-sql/pglite → .../node_modules
-  const nodeModules = dirname(dirname(pgliteDir));
-  return join(nodeModules, '.cache', 'minibridge', `pglite-${version}-cluster`);
+  const hash = createHash('sha256');
+  for (const migration of migrations) hash.update(`${migration.name}\0${migration.sql}\0`);
+  return `pglite-${version}-migrated-${hash.digest('hex').slice(0, 16)}`;
+}
+
+/** Where templates are made and what they hold; tests name their own. */
+export interface TemplateSource {
+  /** The migrations a template holds (default: the store's). */
+  migrationsDir?: string;
+  /** Where templates are kept (default: node_modules/.cache/minibridge). */
+  cacheDir?: string;
+}
+
+// .../node_modules/@electric-sql/pglite → .../node_modules/.cache/minibridge
+const defaultCacheDir = join(dirname(dirname(pgliteDir)), '.cache', 'minibridge');
+
+/** Where the template cluster for the installed PGlite version and these migrations lives. */
+export function pgliteTemplateDir(migrations: readonly Migration[], cacheDir = defaultCacheDir): string {
+  return join(cacheDir, templateKey(migrations));
 }
 
 function holdsCluster(dir: string): boolean {
@@ -49,31 +70,35 @@ async function publish(built: string, dir: string): Promise<void> {
   }
 }
 
-/** Runs initdb for `dir` in a child process, so its memory is returned when the child exits. */
-function initdbInChild(dir: string): Promise<void> {
-  const entry = pathToFileURL(join(pgliteDir, 'dist', 'index.js')).href;
-  const program = `const { PGlite } = await import(${JSON.stringify(entry)});
-    const db = await PGlite.create(process.argv[1]);
-    await db.close();`;
+/** The child's module, beside this one: `.ts` under tsx or vitest, `.js` once compiled. */
+const childModule = fileURLToPath(new URL(`./pgliteTemplateChild${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+
+/**
+ * Runs initdb and the migrations for `dir` in a child process, so their memory (two WebAssembly
+ * instances during initdb) is returned when the child exits.
+ */
+function buildInChild(dir: string, migrationsDir: string): Promise<void> {
+  // TypeScript sources need tsx's loader in the child too (the parent may run under vitest).
+  const loader = childModule.endsWith('.ts') ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', program, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...loader, childModule, dir, migrationsDir], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-4000)));
     child.once('error', reject);
     child.once('exit', (code, signal) =>
-      code === 0 ? resolve() : reject(new Error(`initdb for ${dir} failed (${code ?? signal}): ${stderr.trim()}`)),
+      code === 0 ? resolve() : reject(new Error(`the PGlite template ${dir} was not made (${code ?? signal}): ${stderr.trim()}`)),
     );
   });
 }
 
 /** Makes the template cluster when it is missing; returns its directory. */
-export async function ensurePgliteTemplate(): Promise<string> {
-  const template = pgliteTemplateDir();
+export async function ensurePgliteTemplate({ migrationsDir = defaultMigrationsDir, cacheDir }: TemplateSource = {}): Promise<string> {
+  const template = pgliteTemplateDir(await loadMigrations(migrationsDir), cacheDir);
   if (holdsCluster(template)) return template;
   await mkdir(dirname(template), { recursive: true });
   const built = scratch(template);
   try {
-    await initdbInChild(built);
+    await buildInChild(built, migrationsDir);
   } catch (error) {
     await rm(built, { recursive: true, force: true });
     throw error;
@@ -86,11 +111,11 @@ export async function ensurePgliteTemplate(): Promise<string> {
  * Gives a missing or empty `dataDir` a fresh cluster copied from the template. A directory
  * holding anything else is left to PGlite as it is.
  */
-export async function preparePgliteDataDir(dataDir: string): Promise<void> {
+export async function preparePgliteDataDir(dataDir: string, source: TemplateSource = {}): Promise<void> {
   if (holdsCluster(dataDir)) return;
   const entries = await readdir(dataDir).catch(() => undefined);
   if (entries !== undefined && entries.length > 0) return;
-  const template = await ensurePgliteTemplate();
+  const template = await ensurePgliteTemplate(source);
   await mkdir(dirname(dataDir), { recursive: true });
   const built = scratch(dataDir);
   await cp(template, built, { recursive: true });
