@@ -25,6 +25,11 @@ export interface DeliveryWorkerOptions {
  * Fair: attempts run side by side and are never awaited as a batch, so a miniapp that hangs
  * delays nobody else; each miniapp has at most `x-max-in-flight` attempts open (the claim leases
  * no more), and a claim leases only what starts at once.
+ *
+ * Refilled in batches (ADR 0026): a claim is a locked transaction, so a finished attempt wakes
+ * the loop only once its miniapp's attempts open on this instance have fallen to the refill
+ * mark (half the bound); the claim then fills the freed slots together. Below the mark every
+ * finished attempt wakes the loop, as do new deliveries and the poll interval.
  */
 export class DeliveryWorker {
   private running = false;
@@ -33,6 +38,10 @@ export class DeliveryWorker {
   /** A wake-up that came while the worker was not idle: the next idle returns at once. */
   private wokenEarly = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts open on this instance per miniapp (app_id). */
+  private readonly openByMiniapp = new Map<string, number>();
+  /** A finished attempt wakes the loop when its miniapp has at most this many open here. */
+  private readonly refillMark: number;
   private readonly schedule = retrySchedule();
   private readonly limits = deliveryLimits();
   private readonly clock: Clock;
@@ -45,6 +54,8 @@ export class DeliveryWorker {
     checkLease(platform.config.worker.leaseMs, this.limits);
     this.clock = options.clock ?? (() => new Date());
     this.random = options.random ?? Math.random;
+    const bound = this.limits.maxInFlightPerMiniapp;
+    this.refillMark = bound - Math.max(1, Math.floor(bound / 2));
   }
 
   start(): void {
@@ -108,6 +119,8 @@ export class DeliveryWorker {
   }
 
   private track(claimed: ClaimedDelivery): void {
+    const appId = claimed.delivery.app_id;
+    this.openByMiniapp.set(appId, (this.openByMiniapp.get(appId) ?? 0) + 1);
     const attempt: Promise<void> = this.attempt(claimed)
       .catch((error: unknown) => {
         // The lease runs out and the delivery is tried again: at least once holds.
@@ -118,7 +131,10 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.inFlight.delete(attempt);
-        this.wake();
+        const open = this.openByMiniapp.get(appId)! - 1;
+        if (open === 0) this.openByMiniapp.delete(appId);
+        else this.openByMiniapp.set(appId, open);
+        if (open <= this.refillMark) this.wake();
       });
     this.inFlight.add(attempt);
   }
