@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { cp, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { constants as fsConstants, existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultMigrationsDir, loadMigrations, type Migration } from './migrate.js';
@@ -108,6 +108,25 @@ export async function ensurePgliteTemplate({ migrationsDir = defaultMigrationsDi
 }
 
 /**
+ * Copies a cluster: directories and regular files only (a cluster holds nothing else), every file
+ * of a directory at once. fs.cp checks and copies one entry after another: 3.4 s for the
+ * template's ~1,000 files on a loaded machine, most of a fresh start (ADR 0026).
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  await mkdir(to);
+  const entries = await readdir(from, { withFileTypes: true });
+  await Promise.all(
+    entries.map((entry) => {
+      const [source, target] = [join(from, entry.name), join(to, entry.name)];
+      if (entry.isDirectory()) return copyTree(source, target);
+      if (!entry.isFile()) throw new Error(`the PGlite template holds ${source}, neither a file nor a directory`);
+      // A copy-on-write clone where the file system offers one (btrfs, XFS, APFS), else a plain copy.
+      return copyFile(source, target, fsConstants.COPYFILE_FICLONE);
+    }),
+  );
+}
+
+/**
  * Gives a missing or empty `dataDir` a fresh cluster copied from the template. A directory
  * holding anything else is left to PGlite as it is.
  */
@@ -118,7 +137,7 @@ export async function preparePgliteDataDir(dataDir: string, source: TemplateSour
   const template = await ensurePgliteTemplate(source);
   await mkdir(dirname(dataDir), { recursive: true });
   const built = scratch(dataDir);
-  await cp(template, built, { recursive: true });
+  await copyTree(template, built);
   // Only an empty directory is removed: a cluster another process published meanwhile stays.
   if (entries !== undefined) await rmdir(dataDir).catch(() => undefined);
   await publish(built, dataDir);
