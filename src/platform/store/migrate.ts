@@ -1,28 +1,7 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
 import type { Db } from './db.js';
+import { defaultMigrationsDir, loadMigrations } from './migrationFiles.js';
 
-export const defaultMigrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
-
-const migrationFileName = /^(\d{3})_[a-z0-9_]+\.sql$/;
-
-export interface Migration {
-  version: string;
-  name: string;
-  sql: string;
-}
-
-export async function loadMigrations(dir = defaultMigrationsDir): Promise<Migration[]> {
-  const files = (await readdir(dir)).filter((file) => file.endsWith('.sql')).sort();
-  return Promise.all(
-    files.map(async (file) => {
-      const match = migrationFileName.exec(file);
-      if (!match) throw new Error(`Migration file name must look like 001_name.sql: ${file}`);
-      return { version: match[1]!, name: file, sql: await readFile(path.join(dir, file), 'utf8') };
-    }),
-  );
-}
+export { defaultMigrationsDir, loadMigrations, type Migration } from './migrationFiles.js';
 
 /**
  * Applies every migration not yet recorded in schema_migrations, in order, in one transaction.

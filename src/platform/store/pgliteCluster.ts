@@ -5,7 +5,7 @@ import { constants as fsConstants, existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { defaultMigrationsDir, loadMigrations, type Migration } from './migrate.js';
+import { defaultMigrationsDir, loadMigrations, type Migration } from './migrationFiles.js';
 
 /**
  * A fresh PGlite data directory without initdb in the serving process (issue 12, ADR 0021).
