@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import type { DecimalRule } from '../../src/contract/decimal.js';
 import { loadDocument, resolve, type ApiName } from '../../src/contract/documents.js';
@@ -5,6 +6,7 @@ import { dotted, hasAt, withoutAt, withRawAt, type JsonPath } from '../../src/co
 import { stringifyLossless } from '../../src/contract/json.js';
 import { contractOperations, check, operation } from '../../src/contract/operations.js';
 import { locations } from '../../src/contract/schemaLocations.js';
+import { replayWindowSeconds } from '../../src/wire/signing.js';
 import { maxBodyBytes, maxHeaderBytes, pageSize, requestTimeoutMs } from '../../src/contract/limits.js';
 import { requestExamples, requestSchema } from '../support/contract-requests.js';
 
@@ -346,6 +348,15 @@ describe('limits stated once as x- extensions: the code reads them and the rende
   test('x-max-header-bytes and x-request-timeout-ms: the conventions say the same', () => {
     expect(conventions).toContain(`headers over ${kib(maxHeaderBytes())}: \`x-max-header-bytes\``);
     expect(conventions).toContain(`within ${requestTimeoutMs() / 1000} s: \`x-request-timeout-ms\``);
+  });
+
+  test('the guides rendered on the docs landing page state the same body limit and replay window', () => {
+    const guide = (name: string) => readFileSync(new URL(`../../docs/guides/${name}`, import.meta.url), 'utf8');
+    for (const name of ['03-event-bridge.md', '04-errors-and-retries.md'])
+      expect(guide(name), name).toContain(`Body over ${mib(maxBodyBytes())}.`);
+    const windows = [...guide('02-authentication.md').matchAll(/(\d+) (?:seconds|s)\b/g)].map((found) => Number(found[1]));
+    expect(windows.length).toBeGreaterThan(0);
+    for (const seconds of windows) expect(seconds, 'a time in the authentication guide').toBe(replayWindowSeconds());
   });
 
   test('the page size is the limit parameter: a default within its maximum', () => {
