@@ -94,6 +94,12 @@ function enumOf(schema: JsonObject, name: string): Json[] {
   return definition.enum;
 }
 
+function maxLengthOf(schema: JsonObject, name: string): number {
+  const definition = (schema.$defs as JsonObject)[name] as JsonObject;
+  if (!definition || typeof definition.maxLength !== 'number') throw new Error(`bridge schema: $defs/${name} needs a maxLength`);
+  return definition.maxLength;
+}
+
 function amountRule(schema: JsonObject): Json {
   const paymentData = (schema.$defs as JsonObject).PaymentData as JsonObject;
   const amount = (paymentData.properties as JsonObject).amount as JsonObject;
@@ -115,6 +121,8 @@ function contractConstants(schema: JsonObject): string {
     `export const AMOUNT_RULE = ${JSON.stringify(amountRule(schema))} as const;`,
     '/** The statuses a host app reports to `pay` (`$defs/PaymentResultStatus`). */',
     `export const PAYMENT_RESULT_STATUSES = ${JSON.stringify(enumOf(schema, 'PaymentResultStatus'))} as const;`,
+    '/** The longest message id (`$defs/MessageId` maxLength): a longer `replyTo` cannot name a request. */',
+    `export const MESSAGE_ID_MAX_LENGTH = ${JSON.stringify(maxLengthOf(schema, 'MessageId'))};`,
     '',
   ];
   return lines.join('\n');

@@ -14,7 +14,7 @@ export {
 } from './tools/sandbox/startSandbox.js';
 export { MAGIC_AMOUNTS, magicAmountsTable } from './tools/sandbox/magicAmounts.js';
 
-/** The miniapp JS SDK and the host side of the bridge (the docs' guide "Native bridge", `/docs/#native-bridge`). */
+/** The miniapp JS SDK and the host side of the JS bridge (the docs' guide "Native bridge", `/docs/#native-bridge`). */
 export * as MinibridgeSdk from './shipped/sdk/index.js';
 
 /** The conformance kit behind `minibridge verify` (the docs' onboarding guide, `/docs/#onboarding`). */

@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     miniappPort: port(env.MINIBRIDGE_SANDBOX_MINIAPP_PORT, DEFAULT_MINIAPP_PORT),
     demoMiniappPort: port(env.MINIBRIDGE_SANDBOX_DEMO_PORT, DEFAULT_DEMO_MINIAPP_PORT),
     host: config.host,
-    autoConfirmMs: env.MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS ? port(env.MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS, 0) : undefined,
+    autoConfirmMs: duration('MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS', env.MINIBRIDGE_SANDBOX_AUTO_CONFIRM_MS),
     logger: { warn: (details, message) => log.warn(details, message), error: (details, message) => log.error(details, message) },
   });
   let platform: RunningPlatform;
@@ -129,6 +129,21 @@ function port(value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new Error(`expected a port number, got ${value}`);
+  return parsed;
+}
+
+/** The longest delay setTimeout keeps; a longer one fires at once (with a warning) instead. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** A duration in whole milliseconds, or undefined when the variable is unset (the feature is off). */
+function duration(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(parsed) || parsed > LONGEST_TIMER_MS) {
+    throw new Error(
+      `${name} must be a whole number of milliseconds from 0 to ${LONGEST_TIMER_MS} (e.g. 2000 for 2 s), not ${JSON.stringify(value)}`,
+    );
+  }
   return parsed;
 }
 

@@ -10,3 +10,5 @@ export const CUSTOM_EVENT_NAME = "MinibridgeWebAppCustomEvent" as const;
 export const AMOUNT_RULE = {"precision":20,"scale":2,"minimum":"0"} as const;
 /** The statuses a host app reports to `pay` (`$defs/PaymentResultStatus`). */
 export const PAYMENT_RESULT_STATUSES = ["success","failed","cancelled"] as const;
+/** The longest message id (`$defs/MessageId` maxLength): a longer `replyTo` cannot name a request. */
+export const MESSAGE_ID_MAX_LENGTH = 100;

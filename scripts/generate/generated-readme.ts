@@ -9,6 +9,7 @@ when this folder differs from what the sources produce.
 - \`openapi/<api>.yaml\`, \`openapi/<api>.json\`: each API bundled into one document (Redocly).
 - \`docs/<api>.html\`: self-contained Redoc reference pages; \`docs/index.html\`: landing page with the guides.
 - \`types/<api>.ts\`: TypeScript types of each API (openapi-typescript); use \`components["schemas"]["X"]\`.
+- \`types/apis.ts\`: the names of the APIs as \`redocly.yaml\` lists them (the code's one list of them).
 - \`types/registry.ts\`: types of the partner registry file, from \`openapi/registry.schema.yaml\`.
 - \`validators/registry.ts\`: that schema compiled by ajv into standalone code, which the platform checks the registry with at start-up.
 - \`sdk/\`: the JS bridge SDK, its schema, types and validators, from \`openapi/bridge.schema.yaml\` and \`src/shipped/sdk/\` (\`scripts/build-sdk.ts\`).

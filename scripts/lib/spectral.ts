@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { API_NAMES } from '../../src/contract/documents.js';
+import { listApis } from './apis.js';
 import { artefactDirs, generatedDir, repoRoot } from './paths.js';
 import { runTool } from './run-tool.js';
 
@@ -21,7 +21,7 @@ interface SpectralProblem {
  * why) on the three bundled documents, the ones partners download. Every severity counts.
  */
 export async function spectralContract(): Promise<SpectralResult> {
-  const documents = API_NAMES.map((api) => path.relative(repoRoot, path.join(generatedDir, artefactDirs.openapi, `${api}.json`)));
+  const documents = listApis().map((api) => path.relative(repoRoot, path.join(generatedDir, artefactDirs.openapi, `${api.name}.json`)));
   const result = await runTool('spectral', [
     'lint',
     ...documents,

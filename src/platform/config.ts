@@ -1,3 +1,4 @@
+import { requestTimeoutMs } from '../contract/limits.js';
 import { contractRateLimits } from './http/rateLimiter.js';
 
 /**
@@ -21,7 +22,7 @@ export interface Config {
   failedAuthLimit: { perSecond: number; burst: number };
   worker: { pollMs: number; batchSize: number; leaseMs: number; enabled: boolean };
   shutdownGraceMs: number;
-  /** How long a client may take to send a whole request, headers and body (ADR 0015). */
+  /** How long a client may take to send a whole request, headers and body; the contract's `x-request-timeout-ms` (ADR 0015). */
   requestTimeoutMs: number;
 }
 
@@ -54,7 +55,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: env.MINIBRIDGE_WORKER !== 'off',
     },
     shutdownGraceMs: integer(env.MINIBRIDGE_SHUTDOWN_GRACE_MS, 10_000),
-    requestTimeoutMs: integer(env.MINIBRIDGE_REQUEST_TIMEOUT_MS, 30_000),
+    requestTimeoutMs: integer(env.MINIBRIDGE_REQUEST_TIMEOUT_MS, requestTimeoutMs()),
   };
 }
 

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { configFromEnv, type Config } from './config.js';
 import { contractOperations } from '../contract/operations.js';
+import { maxHeaderBytes } from '../contract/limits.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createApp } from './http/app.js';
 import { answerClientErrors } from './http/clientErrors.js';
@@ -69,6 +70,8 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       // A request (headers and body) must arrive in full within the time-out: a client that
       // trickles its body is cut with a 408 (ADR 0015). Node checks at this interval.
       requestTimeout: config.requestTimeoutMs,
+      // Past the contract's `x-max-header-bytes` Node refuses the head; clientErrors.ts answers 431.
+      maxHeaderSize: maxHeaderBytes(),
       headersTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1_000, Math.max(config.requestTimeoutMs / 4, 50)),
     },

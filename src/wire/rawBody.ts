@@ -3,9 +3,7 @@ import type { Request } from 'express';
 import { containsNul, InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
 import type { OperationContract } from '../contract/operations.js';
 import { ApiError, invalidInputCode } from '../contract/errors.js';
-
-/** The largest body the platform reads (ADR 0010). */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+import { maxBodyBytes } from '../contract/limits.js';
 
 export { containsNul };
 
@@ -43,11 +41,18 @@ export async function readJsonBody(req: Request, op: OperationContract): Promise
   }
 }
 
-/** The body is larger than BODY_LIMIT_BYTES; the rest of it has not been read. */
+/** The body is larger than the contract's `x-max-body-bytes`; the rest of it has not been read. */
 export class BodyTooLarge extends Error {
   constructor() {
-    super(`the body is larger than ${BODY_LIMIT_BYTES / 1024 / 1024} MiB`);
+    super(`the body is larger than ${describeBytes(maxBodyBytes())}`);
   }
+}
+
+/** A byte count as people write it: `1 MiB`, `64 KiB`, or bytes when it is neither. */
+export function describeBytes(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
 }
 
 /**
@@ -57,14 +62,15 @@ export class BodyTooLarge extends Error {
 export class ClientAborted extends Error {}
 
 /**
- * The body's bytes, at most BODY_LIMIT_BYTES (a larger declared Content-Length is refused before
+ * The body's bytes, at most `x-max-body-bytes` (a larger declared Content-Length is refused before
  * reading). Rejects with BodyTooLarge past the limit and ClientAborted when the connection closes
  * first. How long a body may take is bounded by the server's request time-out (server.ts).
  * Shared by the platform and the partner kit.
  */
 export function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
+  const limit = maxBodyBytes();
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) return Promise.reject(new BodyTooLarge());
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLarge());
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -77,7 +83,7 @@ export function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) {
+      if (size > limit) {
         stop();
         reject(new BodyTooLarge());
         return;
@@ -108,7 +114,9 @@ export function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
  * that writes its whole body before reading reads the 413 only if the connection stays open
  * until it has finished writing. Past either bound the connection is closed (ADR 0010).
  */
-export const DISCARD_LIMIT_BYTES = 16 * BODY_LIMIT_BYTES;
+export function discardLimitBytes(): number {
+  return 16 * maxBodyBytes();
+}
 const DISCARD_TIME_MS = 10_000;
 
 function tooLarge(req: Request): ApiError {
@@ -119,12 +127,13 @@ function tooLarge(req: Request): ApiError {
 /** Reads what is left of a refused body into nothing, within the bounds above. */
 function discardRest(req: Request): void {
   if (req.complete) return;
+  const limit = discardLimitBytes();
   let discarded = 0;
   const close = () => req.socket.destroy();
   const timer = setTimeout(close, DISCARD_TIME_MS).unref();
   req.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded > DISCARD_LIMIT_BYTES) close();
+    if (discarded > limit) close();
   });
   req.once('close', () => clearTimeout(timer));
   req.resume();

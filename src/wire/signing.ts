@@ -28,21 +28,31 @@ export const LEGACY_TIMESTAMP_HEADER = 'x-minibridge-timestamp';
 export const LEGACY_SIGNATURE_HEADER = 'x-minibridge-signature';
 /** The prefix of a Standard Webhooks secret. */
 export const WHSEC_PREFIX = 'whsec_';
-const requestSignatureScheme = loadDocument('platform').components.securitySchemes?.requestSignature;
+/** The contract's `requestSignature` scheme, read on first use (the build imports this module before it bundles the contract). */
+const requestSignatureScheme = () => loadDocument('platform').components.securitySchemes?.requestSignature;
 
 /** How far a timestamp may be from the receiver's clock, either way: `x-replay-window-seconds` of the contract's `requestSignature`. */
-export const REPLAY_WINDOW_SECONDS: number = replayWindowFromContract();
+export function replayWindowSeconds(): number {
+  return (replayWindow ??= replayWindowFromContract());
+}
+let replayWindow: number | undefined;
 
 /**
  * The X-Minibridge-* scheme's deprecation (`@<Unix seconds>`, RFC 9745) and sunset (HTTP date,
  * RFC 8594), as `x-deprecated-scheme` of the contract's `requestSignature` states them (ADR 0019).
  */
-export const LEGACY_SIGNATURE_DEPRECATION: { deprecation: string; sunset: string } = deprecationFromContract();
+export function legacySignatureDeprecation(): { deprecation: string; sunset: string } {
+  return (deprecation ??= deprecationFromContract());
+}
+let deprecation: { deprecation: string; sunset: string } | undefined;
+
 /** When the X-Minibridge-* scheme stops being accepted and sent, as an HTTP date. */
-export const LEGACY_SIGNATURE_SUNSET = LEGACY_SIGNATURE_DEPRECATION.sunset;
+export function legacySignatureSunset(): string {
+  return legacySignatureDeprecation().sunset;
+}
 
 function replayWindowFromContract(): number {
-  const seconds = requestSignatureScheme?.['x-replay-window-seconds'];
+  const seconds = requestSignatureScheme()?.['x-replay-window-seconds'];
   if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds <= 0) {
     throw new Error('the contract lost x-replay-window-seconds on the requestSignature security scheme');
   }
@@ -50,7 +60,7 @@ function replayWindowFromContract(): number {
 }
 
 function deprecationFromContract(): { deprecation: string; sunset: string } {
-  const stated = requestSignatureScheme?.['x-deprecated-scheme'] as { deprecation?: unknown; sunset?: unknown } | undefined;
+  const stated = requestSignatureScheme()?.['x-deprecated-scheme'] as { deprecation?: unknown; sunset?: unknown } | undefined;
   if (
     typeof stated?.deprecation !== 'string' ||
     !/^@\d+$/.test(stated.deprecation) ||
@@ -71,7 +81,8 @@ function deprecationFromContract(): { deprecation: string; sunset: string } {
 export function deprecatedSchemeHeaders(signingEnabled: boolean, input: SignatureInput): Record<string, string> {
   const standard = input.webhookId !== undefined || input.webhookTimestamp !== undefined || input.webhookSignature !== undefined;
   if (!signingEnabled || standard) return {};
-  return { Deprecation: LEGACY_SIGNATURE_DEPRECATION.deprecation, Sunset: LEGACY_SIGNATURE_DEPRECATION.sunset };
+  const { deprecation, sunset } = legacySignatureDeprecation();
+  return { Deprecation: deprecation, Sunset: sunset };
 }
 
 /** What a signed request carries: the Standard Webhooks headers and, until the sunset, the deprecated ones. */
@@ -213,7 +224,7 @@ function verifyStandard(rawBody: string | Buffer, input: SignatureInput, secrets
   if (!id || !timestampText || !header) return { ok: false, scheme, reason: 'missing' };
   if (!MESSAGE_ID.test(id) || !TIMESTAMP.test(timestampText)) return { ok: false, scheme, reason: 'malformed' };
   const timestamp = Number(timestampText);
-  if (Math.abs(nowSeconds - timestamp) > REPLAY_WINDOW_SECONDS) return { ok: false, scheme, reason: 'stale' };
+  if (Math.abs(nowSeconds - timestamp) > replayWindowSeconds()) return { ok: false, scheme, reason: 'stale' };
   const offered = header
     .split(' ')
     .filter((entry) => /^v1,[A-Za-z0-9+/]{43}=$/.test(entry))
@@ -232,7 +243,7 @@ function verifyLegacy(rawBody: string | Buffer, input: SignatureInput, secrets: 
   if (!timestampText || !header) return { ok: false, scheme, reason: 'missing' };
   if (!TIMESTAMP.test(timestampText)) return { ok: false, scheme, reason: 'malformed' };
   const timestamp = Number(timestampText);
-  if (Math.abs(nowSeconds - timestamp) > REPLAY_WINDOW_SECONDS) return { ok: false, scheme, reason: 'stale' };
+  if (Math.abs(nowSeconds - timestamp) > replayWindowSeconds()) return { ok: false, scheme, reason: 'stale' };
   const offered = header
     .split(',')
     .map((entry) => entry.trim())
@@ -263,7 +274,7 @@ export function describeVerificationFailure(verification: { scheme: SignatureSch
       case 'malformed':
         return 'webhook-signature must be space-separated "v1,<base64 HMAC-SHA256>" entries, webhook-timestamp Unix seconds and webhook-id 1 to 100 letters, digits, "_" or "-"';
       case 'stale':
-        return `webhook-timestamp is more than ${REPLAY_WINDOW_SECONDS} s away from the receiver's clock`;
+        return `webhook-timestamp is more than ${replayWindowSeconds()} s away from the receiver's clock`;
       case 'mismatch':
         return 'webhook-signature does not match "<webhook-id>.<webhook-timestamp>.<raw body>" with any active signing secret';
     }
@@ -274,7 +285,7 @@ export function describeVerificationFailure(verification: { scheme: SignatureSch
     case 'malformed':
       return 'X-Minibridge-Signature must be "v1=<hex>" entries and X-Minibridge-Timestamp Unix seconds (this scheme is deprecated: sign per Standard Webhooks)';
     case 'stale':
-      return `X-Minibridge-Timestamp is more than ${REPLAY_WINDOW_SECONDS} s away from the receiver's clock`;
+      return `X-Minibridge-Timestamp is more than ${replayWindowSeconds()} s away from the receiver's clock`;
     case 'mismatch':
       return 'X-Minibridge-Signature does not match the body with any active signing secret';
   }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import type { DecimalRule } from '../../src/contract/decimal.js';
 import { loadDocument, resolve, type ApiName } from '../../src/contract/documents.js';
@@ -5,6 +6,8 @@ import { dotted, hasAt, withoutAt, withRawAt, type JsonPath } from '../../src/co
 import { stringifyLossless } from '../../src/contract/json.js';
 import { contractOperations, check, operation } from '../../src/contract/operations.js';
 import { locations } from '../../src/contract/schemaLocations.js';
+import { replayWindowSeconds } from '../../src/wire/signing.js';
+import { maxBodyBytes, maxHeaderBytes, pageSize, requestTimeoutMs } from '../../src/contract/limits.js';
 import { requestExamples, requestSchema } from '../support/contract-requests.js';
 
 /** Every operation with a request body, with the examples its vectors start from. */
@@ -327,3 +330,39 @@ function decimalVectors(rule: DecimalRule): { valid: string[]; invalid: string[]
   }
   return { valid, invalid };
 }
+
+describe('limits stated once as x- extensions: the code reads them and the rendered descriptions name the same values (ADR 0022)', () => {
+  const platform = loadDocument('platform');
+  const conventions = String((platform.info as Record<string, unknown>).description).replace(/\s+/g, ' ');
+  const mib = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
+  const kib = (bytes: number) => `${bytes / 1024} KiB`;
+
+  test('x-max-body-bytes: the conventions, the 413 response and its error code say the same size', () => {
+    expect(conventions).toContain(`at most ${mib(maxBodyBytes())}: \`x-max-body-bytes\``);
+    const tooLarge = resolve(platform, platform.components.responses!.PayloadTooLarge);
+    expect(String(tooLarge.description)).toContain(mib(maxBodyBytes()));
+    const codes = resolve(platform, platform.components.schemas!.ErrorCode) as { 'x-enumDescriptions'?: Record<string, string> };
+    expect(codes['x-enumDescriptions']?.PAYLOAD_TOO_LARGE).toContain(mib(maxBodyBytes()));
+  });
+
+  test('x-max-header-bytes and x-request-timeout-ms: the conventions say the same', () => {
+    expect(conventions).toContain(`headers over ${kib(maxHeaderBytes())}: \`x-max-header-bytes\``);
+    expect(conventions).toContain(`within ${requestTimeoutMs() / 1000} s: \`x-request-timeout-ms\``);
+  });
+
+  test('the guides rendered on the docs landing page state the same body limit and replay window', () => {
+    const guide = (name: string) => readFileSync(new URL(`../../docs/guides/${name}`, import.meta.url), 'utf8');
+    for (const name of ['03-event-bridge.md', '04-errors-and-retries.md'])
+      expect(guide(name), name).toContain(`Body over ${mib(maxBodyBytes())}.`);
+    const windows = [...guide('02-authentication.md').matchAll(/(\d+) (?:seconds|s)\b/g)].map((found) => Number(found[1]));
+    expect(windows.length).toBeGreaterThan(0);
+    for (const seconds of windows) expect(seconds, 'a time in the authentication guide').toBe(replayWindowSeconds());
+  });
+
+  test('the page size is the limit parameter: a default within its maximum', () => {
+    const { default: fallback, maximum } = pageSize();
+    expect(fallback).toBeLessThanOrEqual(maximum);
+    const limit = operation('listDeliveries').parameters.find((parameter) => parameter.name === 'limit');
+    expect(limit, 'listDeliveries has a limit parameter').toBeDefined();
+  });
+});

@@ -4,10 +4,12 @@
  * body before it reads still gets the answer, and the connection stays usable. A body past the
  * discard bound gets the connection closed instead of being read for ever.
  */
+import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { operation } from '../../src/contract/operations.js';
-import { BODY_LIMIT_BYTES, DISCARD_LIMIT_BYTES } from '../../src/wire/rawBody.js';
+import { maxBodyBytes } from '../../src/contract/limits.js';
+import { discardLimitBytes } from '../../src/wire/rawBody.js';
 import { e1Body, PlatformHarness } from '../support/platformHarness.js';
 
 const harness = new PlatformHarness();
@@ -69,7 +71,7 @@ async function writeAll(socket: Socket, bytes: Buffer): Promise<void> {
   }
 }
 
-const oversized = () => Buffer.from(JSON.stringify(e1Body({ note: 'x'.repeat(3 * BODY_LIMIT_BYTES) })));
+const oversized = () => Buffer.from(JSON.stringify(e1Body({ note: 'x'.repeat(3 * maxBodyBytes()) })));
 const completeAnswer = /\r\n\r\n\{[^]*\}$/;
 
 test('a declared body past the limit is read to its end, answered 413, and the connection serves the next request', async () => {
@@ -108,12 +110,12 @@ test('a body past the discard bound gets the 413 and then the connection closed'
   const socket = await open();
   const read = reader(socket);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  socket.write(head([`Content-Length: ${DISCARD_LIMIT_BYTES * 4}`]));
+  socket.write(head([`Content-Length: ${discardLimitBytes() * 4}`]));
   const answer = await read(completeAnswer);
   expect(answer).toMatch(/^HTTP\/1\.1 413 /);
   const chunk = Buffer.alloc(256 * 1024, 'x');
   let written = 0;
-  while (!socket.destroyed && written < DISCARD_LIMIT_BYTES * 2) {
+  while (!socket.destroyed && written < discardLimitBytes() * 2) {
     await new Promise<void>((resolve) => {
       if (socket.write(chunk)) resolve();
       else socket.once('drain', () => resolve()).once('close', () => resolve());
@@ -121,5 +123,32 @@ test('a body past the discard bound gets the 413 and then the connection closed'
     written += chunk.length;
   }
   await closed;
-  expect(written).toBeLessThan(DISCARD_LIMIT_BYTES * 2);
+  expect(written).toBeLessThan(discardLimitBytes() * 2);
+}, 120_000);
+
+/** A valid E1 body padded with JSON whitespace to exactly `size` bytes. */
+function bodyOfSize(size: number): Buffer {
+  const text = JSON.stringify(e1Body());
+  return Buffer.from(text.slice(0, -1) + ' '.repeat(size - Buffer.byteLength(text)) + '}');
+}
+
+test('the limit is the contract x-max-body-bytes: a body of exactly that size is read, one byte more is 413', async () => {
+  // A host app id of its own: hop_1 is already bound to the orders of the tests above (ADR 0016).
+  harness.hostapp.on('/create-order-payment', (_request: unknown, res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: 'hop_exact_limit' }));
+  });
+  const socket = await open();
+  const read = reader(socket);
+  const exact = bodyOfSize(maxBodyBytes());
+  socket.write(head([`Content-Length: ${exact.length}`]));
+  await writeAll(socket, exact);
+  expect(await read(completeAnswer)).toMatch(/^HTTP\/1\.1 200 /);
+
+  const over = bodyOfSize(maxBodyBytes() + 1);
+  socket.write(head([`Content-Length: ${over.length}`]));
+  await writeAll(socket, over);
+  const answer = await read(completeAnswer);
+  expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  expect(answer).toContain('"error_code":"PAYLOAD_TOO_LARGE"');
+  socket.destroy();
 }, 120_000);

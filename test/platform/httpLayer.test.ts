@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseLossless } from '../../src/contract/json.js';
+import { maxHeaderBytes } from '../../src/contract/limits.js';
 import { operation } from '../../src/contract/operations.js';
 import { e1Body, PlatformHarness } from '../support/platformHarness.js';
 
@@ -117,8 +118,12 @@ describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
     expect(answer.headers).toMatch(/\r\nallow: POST/i);
   });
 
-  test('headers larger than the limit: 431 with the contract body', async () => {
-    expectContractError(await exchange([start([`X-Padding: ${'a'.repeat(20 * 1024)}`])]), 431, 'PAYLOAD_TOO_LARGE');
+  test("headers larger than the contract's x-max-header-bytes: 431 with the contract body; just under it they are read", async () => {
+    expectContractError(await exchange([start([`X-Padding: ${'a'.repeat(maxHeaderBytes())}`])]), 431, 'PAYLOAD_TOO_LARGE');
+    const under = await exchange([
+      start([`X-Padding: ${'a'.repeat(maxHeaderBytes() - 1024)}`, 'Content-Length: 2', 'Connection: close']) + '{}',
+    ]);
+    expectContractError(under, 400, 'INVALID_ORDER_DATA');
   });
 
   test('a malformed chunk size: 400 with the contract body', async () => {

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { signRequest } from '../../src/wire/signing.js';
+import { replayWindowSeconds, signRequest } from '../../src/wire/signing.js';
+import { maxBodyBytes, pageSize } from '../../src/contract/limits.js';
 import { loadDocument } from '../../src/contract/documents.js';
 import type { Received } from '../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
@@ -204,7 +205,7 @@ describe('payment flow (spec steps 2–12)', () => {
     const list = await harness.eventually('delivered', async () => {
       const page = await harness.call('listDeliveries', undefined, {
         ...admin,
-        path: '/api/v1/admin/deliveries?status=delivered&limit=200',
+        path: `/api/v1/admin/deliveries?status=delivered&limit=${pageSize().maximum}`,
       });
       return page.body.deliveries.find((d: { order_payment_id: string }) => d.order_payment_id === ref.order_payment_id);
     });
@@ -355,8 +356,8 @@ describe('E1 errors', () => {
       'UNSUPPORTED_MEDIA_TYPE',
     ],
     [
-      'a body over 1 MiB',
-      () => harness.call('createOrderPayment', e1Body({ note: 'x'.repeat(1024 * 1024 + 10) }), { authorization: harness.miniappAuth() }),
+      'a body over x-max-body-bytes',
+      () => harness.call('createOrderPayment', e1Body({ note: 'x'.repeat(maxBodyBytes() + 10) }), { authorization: harness.miniappAuth() }),
       'PAYLOAD_TOO_LARGE',
     ],
   ];
@@ -401,8 +402,10 @@ describe('authentication', () => {
     expect(ok.status).toBe(200);
     const replay = await harness.call('createOrderPayment', body, { headers: { ...signedWithNew } });
     expect(replay.body.error_message).toMatch(/already used/);
-    const stale = signRequest(body, [SIGNED.signing[0]], { nowSeconds: Math.floor(Date.now() / 1000) - 301 });
-    expect((await harness.call('createOrderPayment', body, { headers: { ...stale } })).body.error_message).toMatch(/300 s/);
+    const stale = signRequest(body, [SIGNED.signing[0]], { nowSeconds: Math.floor(Date.now() / 1000) - replayWindowSeconds() - 1 });
+    expect((await harness.call('createOrderPayment', body, { headers: { ...stale } })).body.error_message).toContain(
+      `${replayWindowSeconds()} s`,
+    );
     const tampered = signRequest(body.replace('125000.00', '1.00'), [SIGNED.signing[0]]);
     expect((await harness.call('createOrderPayment', body, { headers: { ...tampered } })).body.error_message).toMatch(/does not match/);
     const withBasicToo = await harness.call('createOrderPayment', JSON.stringify(e1Body({}, { app_id: SIGNED.id })), {

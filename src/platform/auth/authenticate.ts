@@ -1,7 +1,7 @@
 import type { Partner } from '../registry/registry.js';
 import { ApiError } from '../../contract/errors.js';
 import { readCredentials, safeEqual } from '../../wire/credentials.js';
-import { describeVerificationFailure, REPLAY_WINDOW_SECONDS, verifyRequest, type SignatureInput } from '../../wire/signing.js';
+import { describeVerificationFailure, replayWindowSeconds, verifyRequest, type SignatureInput } from '../../wire/signing.js';
 
 export interface InboundRequest {
   authorization: string | undefined;
@@ -60,7 +60,7 @@ export async function authenticatePartner(
     for (const key of verification.replayKeys) {
       const fresh = await replayGuard(
         `${partner.kind}:${partner.id}:${key.digest}`,
-        new Date((key.timestamp + REPLAY_WINDOW_SECONDS) * 1000),
+        new Date((key.timestamp + replayWindowSeconds()) * 1000),
       );
       if (!fresh) throw new ApiError('UNAUTHORIZED', 'this signature was already used: requests cannot be replayed');
     }

@@ -5,10 +5,16 @@ import { stringifyLossless } from '../../contract/json.js';
 import type { OperationContract } from '../../contract/operations.js';
 import { ApiError, documentedError, type ErrorBody } from '../../contract/errors.js';
 
-/** The contract's limit on `error_message`; longer messages are cut to it (they embed input). */
-const MESSAGE_LIMIT = resolve<{ properties: { error_message: { maxLength: number } } }>(loadDocument('platform'), {
-  $ref: '#/components/schemas/Error',
-}).properties.error_message.maxLength;
+/**
+ * The contract's limit on `error_message`; longer messages are cut to it (they embed input). Read
+ * on first use: the build imports this module before it has bundled the contract.
+ */
+function messageLimit(): number {
+  return (messageMaxLength ??= resolve<{ properties: { error_message: { maxLength: number } } }>(loadDocument('platform'), {
+    $ref: '#/components/schemas/Error',
+  }).properties.error_message.maxLength);
+}
+let messageMaxLength: number | undefined;
 
 export function sendReply(
   res: Response,
@@ -50,5 +56,6 @@ function unexpected(error: unknown, log: Logger): ApiError {
 /** Cuts a message to the contract's limit, on a code point boundary, marking the cut. */
 function clip(message: string): string {
   const points = [...message];
-  return points.length <= MESSAGE_LIMIT ? message : `${points.slice(0, MESSAGE_LIMIT - 1).join('')}…`;
+  const limit = messageLimit();
+  return points.length <= limit ? message : `${points.slice(0, limit - 1).join('')}…`;
 }

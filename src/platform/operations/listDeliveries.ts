@@ -1,4 +1,5 @@
 import { ApiError } from '../../contract/errors.js';
+import { pageSize } from '../../contract/limits.js';
 import { InvalidCursorError } from '../store/index.js';
 import type { OperationHandler } from './handler.js';
 
@@ -8,7 +9,8 @@ export const listDeliveries: OperationHandler<'listDeliveries'> = {
     try {
       const page = await platform.store.outbox.list({
         status: query.status as 'pending' | 'delivered' | 'dead' | undefined,
-        limit: query.limit === undefined ? 50 : Number(query.limit),
+        // The validator has held `limit` to the parameter's maximum; absent, it is the parameter's default.
+        limit: query.limit === undefined ? pageSize().default : Number(query.limit),
         cursor: query.cursor,
       });
       return { body: page };

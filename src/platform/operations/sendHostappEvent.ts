@@ -1,4 +1,4 @@
-import { forwardEvent } from '../events/bridge.js';
+import { forwardEvent } from '../events/eventBridge.js';
 import type { OperationHandler } from './handler.js';
 
 /** E8: an event from a host app to a miniapp's event receiver. */

@@ -1,4 +1,4 @@
-import { forwardEvent } from '../events/bridge.js';
+import { forwardEvent } from '../events/eventBridge.js';
 import type { OperationHandler } from './handler.js';
 
 /** The miniapp's event-send operation: an event from a miniapp to a host app's event receiver. */

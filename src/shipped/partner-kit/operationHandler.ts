@@ -3,7 +3,8 @@ import { describeVerificationFailure, signatureInput, verifyRequest } from '../.
 import { InboundRefusal, readInboundBody } from '../../contract/inboundJson.js';
 import { isJsonObject, parseLossless, stringifyLossless } from '../../contract/json.js';
 import { check, type OperationContract } from '../../contract/operations.js';
-import { BODY_LIMIT_BYTES, BodyTooLarge, ClientAborted, readBodyBytes } from '../../wire/rawBody.js';
+import { maxBodyBytes } from '../../contract/limits.js';
+import { BodyTooLarge, ClientAborted, readBodyBytes } from '../../wire/rawBody.js';
 import { decodeUserIdHeader } from '../../wire/userIdHeader.js';
 import { checkAuthorization, type AuthorizationRule } from './authorization.js';
 import { pipelineErrorCodes } from './contractAnswers.js';
@@ -235,7 +236,7 @@ async function readRawBody(req: Request): Promise<Buffer> {
   try {
     return await readBodyBytes(req);
   } catch (error) {
-    if (error instanceof BodyTooLarge) throw new Refusal('invalidRequest', `the body is larger than ${BODY_LIMIT_BYTES} bytes`);
+    if (error instanceof BodyTooLarge) throw new Refusal('invalidRequest', `the body is larger than ${maxBodyBytes()} bytes`);
     throw error;
   }
 }

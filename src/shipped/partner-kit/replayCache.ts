@@ -1,4 +1,4 @@
-import { REPLAY_WINDOW_SECONDS } from '../../wire/signing.js';
+import { replayWindowSeconds } from '../../wire/signing.js';
 
 /**
  * The signatures accepted within the replay window, in memory: a signature seen before is a
@@ -13,7 +13,7 @@ export class ReplayCache {
   remember(digest: string, timestampSeconds: number, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
     this.forgetExpired(nowSeconds);
     if (this.seen.has(digest)) return false;
-    this.seen.set(digest, timestampSeconds + REPLAY_WINDOW_SECONDS);
+    this.seen.set(digest, timestampSeconds + replayWindowSeconds());
     return true;
   }
 

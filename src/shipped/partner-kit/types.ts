@@ -102,7 +102,7 @@ export interface CommonRouterOptions {
   /**
    * Your active request-signing secrets (up to two while rotating), as registered in the
    * dashboard. When given, every request must carry a valid `X-Minibridge-Signature` over the
-   * raw body (the raw query string for a GET), a timestamp within 300 s, and a signature not
+   * raw body (the raw query string for a GET), a timestamp within `x-replay-window-seconds` (replayWindowSeconds()), and a signature not
    * seen before within that window.
    */
   signingSecrets?: readonly string[];

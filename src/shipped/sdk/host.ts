@@ -1,4 +1,4 @@
-import { BRIDGE_PROTOCOL, BRIDGE_PROTOCOL_VERSION } from '../../../generated/sdk/bridge-contract.js';
+import { BRIDGE_PROTOCOL, BRIDGE_PROTOCOL_VERSION, MESSAGE_ID_MAX_LENGTH } from '../../../generated/sdk/bridge-contract.js';
 import type { BridgeEndpoint } from './endpoints.js';
 import {
   envelope,
@@ -55,7 +55,7 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
     options.onRefused?.(data, `${error.code}: ${error.message}`);
     const replyTo = data.id;
     // Without a readable id there is nobody to answer; the miniapp's own time-out applies.
-    if (typeof replyTo !== 'string' || replyTo.length === 0 || replyTo.length > 100) return;
+    if (typeof replyTo !== 'string' || replyTo.length === 0 || replyTo.length > MESSAGE_ID_MAX_LENGTH) return;
     const message: BridgeError = {
       protocol: BRIDGE_PROTOCOL,
       version: BRIDGE_PROTOCOL_VERSION,

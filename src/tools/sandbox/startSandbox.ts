@@ -1,8 +1,8 @@
 import type { PartnerKitLogger } from '../../shipped/partner-kit/index.js';
 import type { RegistryFile } from '../../platform/registry/loadRegistry.js';
-import { createHostappSimulator, type HostappSimulator } from './hostappSimulator.js';
+import { createSandboxHostapp, type SandboxHostapp } from './sandboxHostapp.js';
 import { listen, type Listening } from './http.js';
-import { createMiniappSimulator, type MiniappReceived } from './miniappSimulator.js';
+import { createSandboxMiniapp, type MiniappReceived } from './sandboxMiniapp.js';
 import sandboxRegistryFile from './registry.json' with { type: 'json' };
 
 /** The checked-in sandbox registry (src/tools/sandbox/registry.json), for the default ports. */
@@ -64,7 +64,7 @@ export interface RunningSandbox {
   /** What the simulated miniapp server received (E6 callbacks, E7 events), live. */
   received: MiniappReceived;
   /** The simulated host app: its payments, the events it received, and the confirm/cancel/fail actions. */
-  hostapp: Pick<HostappSimulator, 'payments' | 'events' | 'act'>;
+  hostapp: Pick<SandboxHostapp, 'payments' | 'events' | 'act'>;
   close(): Promise<void>;
 }
 
@@ -81,7 +81,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
 
   let demoMiniappUrl: string | undefined;
   const demo = options.demoMiniappPort === undefined ? undefined : await createSandboxDemo(platformUrl, logger);
-  const hostapp = createHostappSimulator({
+  const hostapp = createSandboxHostapp({
     ...SANDBOX_HOSTAPP,
     miniappId: SANDBOX_MINIAPP.appId,
     signingSecrets: signing ? SANDBOX_SIGNING_SECRETS.hostapp : [],
@@ -90,7 +90,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     defaultMiniappUrl: () => demoMiniappUrl,
     logger,
   });
-  const miniapp = createMiniappSimulator({
+  const miniapp = createSandboxMiniapp({
     ...SANDBOX_MINIAPP,
     hostappId: SANDBOX_HOSTAPP.clientId,
     signingSecrets: signing ? SANDBOX_SIGNING_SECRETS.miniapp : [],

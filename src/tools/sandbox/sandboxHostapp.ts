@@ -35,7 +35,7 @@ export interface SandboxPayment {
 
 export type PaymentAction = 'confirm' | 'cancel' | 'fail';
 
-export interface HostappSimulatorOptions {
+export interface SandboxHostappOptions {
   clientId: string;
   secretKey: string;
   tokenPrefix: string;
@@ -51,7 +51,7 @@ export interface HostappSimulatorOptions {
   logger: PartnerKitLogger;
 }
 
-export interface HostappSimulator {
+export interface SandboxHostapp {
   app: express.Express;
   payments: Map<string, SandboxPayment>;
   events: ReceivedEvent[];
@@ -70,7 +70,7 @@ const COMPLETE_ORDER_FIRST_DELAY_MS = 200;
  * E7 records events. Payments reach their outcome when told (`/sandbox/payments/{id}/confirm`,
  * `/cancel`, `/fail`) or after `autoConfirmMs`; confirming follows the magic amounts.
  */
-export function createHostappSimulator(options: HostappSimulatorOptions): HostappSimulator {
+export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHostapp {
   const payments = new Map<string, SandboxPayment>();
   const byMiniappOrder = new Map<string, string>();
   const events: ReceivedEvent[] = [];

@@ -19,7 +19,7 @@ export interface MiniappReceived {
   events: ReceivedEvent[];
 }
 
-export interface MiniappSimulatorOptions {
+export interface SandboxMiniappOptions {
   appId: string;
   secretKey: string;
   signingSecrets: readonly string[];
@@ -32,7 +32,7 @@ export interface MiniappSimulatorOptions {
   onOrderCompletion?: (eventId: string, body: OrderCompletionBody) => void;
 }
 
-export interface MiniappSimulator {
+export interface SandboxMiniapp {
   app: express.Express;
   received: MiniappReceived;
 }
@@ -43,7 +43,7 @@ export interface MiniappSimulator {
  * what arrived and act as the miniapp towards the platform: send an event, create an order
  * payment, ask its status (so a browser never holds the miniapp's secret).
  */
-export function createMiniappSimulator(options: MiniappSimulatorOptions): MiniappSimulator {
+export function createSandboxMiniapp(options: SandboxMiniappOptions): SandboxMiniapp {
   const received: MiniappReceived = { completions: [], events: [] };
   const caller: PlatformCaller = {
     platformUrl: options.platformUrl,

@@ -1,6 +1,6 @@
 /**
  * Contract mocks of the three APIs (Prism on the bundled documents, answering with the
- * contract's examples and the contract's error rules; see scripts/mock/server.ts).
+ * contract's examples and the contract's error rules; see server.ts beside this file).
  *
  *   npm run mock:platform            # http://127.0.0.1:4010
  *   npm run mock:hostapp             # http://127.0.0.1:4011
@@ -11,16 +11,16 @@
  * and the mock stops when npm dies without passing one on.
  */
 import { parseArgs } from 'node:util';
-import { API_NAMES, type ApiName } from '../src/contract/documents.js';
-import { stopWithParent } from './lib/stop-with-parent.js';
-import { startMock } from './mock/server.js';
+import { API_NAMES, type ApiName } from '../../src/contract/documents.js';
+import { stopWithParent } from '../lib/stop-with-parent.js';
+import { startMock } from './server.js';
 
 const DEFAULT_PORTS: Record<ApiName, number> = { platform: 4010, hostapp: 4011, miniapp: 4012 };
 
 const { values, positionals } = parseArgs({ options: { port: { type: 'string' }, host: { type: 'string' } }, allowPositionals: true });
 const api = positionals[0] as ApiName | undefined;
 if (!api || !API_NAMES.includes(api)) {
-  console.error(`usage: tsx scripts/mock.ts <${API_NAMES.join('|')}> [--port <port>] [--host <address>]`);
+  console.error(`usage: tsx scripts/mock/cli.ts <${API_NAMES.join('|')}> [--port <port>] [--host <address>]`);
   process.exit(2);
 }
 const port = Number(values.port ?? process.env.PORT ?? DEFAULT_PORTS[api]);

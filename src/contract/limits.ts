@@ -1,0 +1,58 @@
+import { loadDocument, resolve, type JsonObject } from './documents.js';
+
+/*
+ * The limits the platform enforces on what it is sent, stated once in the Platform API (ADR 0022)
+ * and read from there by the code, the tests and, through the descriptions that name them, the
+ * docs. Each is read on first use, not at import: the build imports these modules before it has
+ * bundled the contract they read.
+ */
+
+/** The largest request body the platform and the partner kit read: `x-max-body-bytes`. */
+export function maxBodyBytes(): number {
+  return (bodyBytes ??= topLevelInteger('x-max-body-bytes'));
+}
+let bodyBytes: number | undefined;
+
+/** The largest request head (request line and headers) the platform reads: `x-max-header-bytes`. */
+export function maxHeaderBytes(): number {
+  return (headerBytes ??= topLevelInteger('x-max-header-bytes'));
+}
+let headerBytes: number | undefined;
+
+/** How long a client may take to send a whole request, headers and body: `x-request-timeout-ms`. */
+export function requestTimeoutMs(): number {
+  return (requestTimeout ??= topLevelInteger('x-request-timeout-ms'));
+}
+let requestTimeout: number | undefined;
+
+/** A list operation's page size when the `limit` parameter is absent, and the most it may ask for. */
+export interface PageSize {
+  default: number;
+  maximum: number;
+}
+
+/** The `default` and `maximum` of the Platform API's `limit` parameter (components/parameters/Limit). */
+export function pageSize(): PageSize {
+  if (page === undefined) {
+    const document = loadDocument('platform');
+    const parameter = resolve(document, document.components.parameters?.Limit);
+    const schema = resolve(document, parameter?.schema);
+    const { default: fallback, maximum } = schema ?? {};
+    if (!positiveInteger(fallback) || !positiveInteger(maximum) || fallback > maximum) {
+      throw new Error('the Platform API lost the default or maximum of its limit parameter');
+    }
+    page = { default: fallback, maximum };
+  }
+  return page;
+}
+let page: PageSize | undefined;
+
+function topLevelInteger(name: string): number {
+  const value = (loadDocument('platform') as JsonObject)[name];
+  if (!positiveInteger(value)) throw new Error(`the Platform API lost ${name} (a positive integer)`);
+  return value;
+}
+
+function positiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0;
+}
