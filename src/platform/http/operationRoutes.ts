@@ -40,10 +40,16 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
               signatureInput((name) => header(req, name)),
             ),
           );
-        const reply = await handler.handle(
-          { ...request, caller, requestId: String(req.id), log: req.log } as unknown as OperationRequest<never>,
-          platform,
-        );
+        // `log` is read through: the request's child logger is made only if the handler logs.
+        const operationRequest = {
+          ...request,
+          caller,
+          requestId: req.id,
+          get log() {
+            return req.log;
+          },
+        };
+        const reply = await handler.handle(operationRequest as unknown as OperationRequest<never>, platform);
         sendReply(res, reply);
       } catch (error) {
         if (error instanceof ClientAborted) {
