@@ -33,10 +33,11 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
         const callerRef = handler.caller?.(request.body as never);
         const caller = await admit(req, res, op, callerRef, request.raw, platform);
         // Accepted on the deprecated X-Minibridge-* signature: say so, with its sunset (ADR 0019).
-        if (caller)
-          res.set(
+        if (caller && caller.signingSecrets.length > 0)
+          setHeaders(
+            res,
             deprecatedSchemeHeaders(
-              caller.signingSecrets.length > 0,
+              true,
               signatureInput((name) => header(req, name)),
             ),
           );
