@@ -17,6 +17,19 @@ export function stringifyLossless(value: unknown): string {
   return text;
 }
 
+declare const jsonOf: unique symbol;
+
+/**
+ * JSON text of a value of type T, serialised once with stringifyLossless: the text that is hashed,
+ * stored, signed and sent is this one, never a second serialisation of the same value.
+ */
+export type JsonText<T> = string & { readonly [jsonOf]: T };
+
+/** Serialises a value once, keeping its type with the text. */
+export function jsonText<T>(value: T): JsonText<T> {
+  return stringifyLossless(value) as JsonText<T>;
+}
+
 /** The exact text of a JSON number or string value: the form in which decimals are stored. */
 export function decimalText(value: unknown): string {
   if (typeof value === 'string') return value;

@@ -85,6 +85,16 @@ export function contractSchemaProblems(): string[] {
   );
 }
 
+/**
+ * The contract's type guard: whether a value parsed with parseLossless (or plain JSON) matches
+ * the schema the validator was compiled from, which is the schema its generated type comes from.
+ * LosslessNumbers are judged as the numbers they hold, so a member typed `number` may hold one;
+ * read numbers with decimalText, never with arithmetic. On false, `validate.errors` says why.
+ */
+export function conforms<T>(validate: ValidateFunction<T>, value: unknown): value is T {
+  return validate(validationView(value));
+}
+
 function compileAll(): { ajv: Ajv2020; operations: Map<string, OperationContract> } {
   const documents = API_NAMES.map((api) => [api, loadDocument(api)] as const);
   const ajv = createAjv(documents.map(([, document]) => document));

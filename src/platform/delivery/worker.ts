@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { components } from '../../../generated/types/miniapp.js';
-import { parseLossless } from '../../contract/json.js';
+import type { JsonText } from '../../contract/json.js';
 import { deliverOrderCompletion } from '../outbound/miniappCalls.js';
 import type { PlatformContext } from '../context.js';
 import type { ClaimedDelivery, Clock } from '../store/index.js';
@@ -155,19 +155,18 @@ export class DeliveryWorker {
     const { delivery } = claimed;
     const startedAt = this.clock();
     const miniapp = this.platform.registry.miniapp(delivery.app_id);
+    // The outbox holds the E6 body as orderCompletionBody serialised it: sent as stored, never re-serialised.
+    const body = claimed.body as JsonText<OrderCompletion>;
     const answer = miniapp
-      ? await deliverOrderCompletion(miniapp, parseLossless(claimed.body) as OrderCompletion, delivery.event_id, claimed.attempt)
+      ? await deliverOrderCompletion(miniapp, body, delivery.event_id, claimed.attempt)
       : ({
           ok: false,
           failure: { kind: 'unreachable', detail: `miniapp ${delivery.app_id} is no longer registered` },
           durationMs: 0,
         } as const);
-    const acknowledged = answer.ok && hasCodeWithoutError(answer.body);
-    const error = answer.ok
-      ? acknowledged
-        ? undefined
-        : `the miniapp server answered error_code ${(answer.body as { error_code?: string }).error_code}`
-      : answer.failure.detail;
+    const refusal = answer.ok && 'error_code' in answer.body ? answer.body.error_code : undefined;
+    const acknowledged = answer.ok && refusal === undefined;
+    const error = answer.ok ? (acknowledged ? undefined : `the miniapp server answered error_code ${refusal}`) : answer.failure.detail;
     const httpStatus = answer.ok ? answer.status : 'status' in answer.failure ? answer.failure.status : undefined;
     const retryAt = acknowledged
       ? null
@@ -188,9 +187,4 @@ export class DeliveryWorker {
     else if (outcome === 'delivered') this.platform.log.info(fields, 'E6 delivered');
     else this.platform.log.warn({ ...fields, error, next_attempt_at: retryAt }, 'E6 attempt failed');
   }
-}
-
-function hasCodeWithoutError(body: unknown): boolean {
-  const answer = body as { code?: unknown; error_code?: unknown };
-  return typeof answer.code === 'string' && answer.error_code === undefined;
 }

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/types/platform.js';
-import { stringifyLossless } from '../../contract/json.js';
+import { jsonText, stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
 import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
 import { deliverEventToMiniapp } from '../outbound/miniappCalls.js';
@@ -61,8 +61,8 @@ export async function forwardEvent(
   const event = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type, payload: request.payload };
   const answer =
     direction === 'hostapp_to_miniapp'
-      ? await deliverEventToMiniapp(miniapp, event, eventId)
-      : await deliverEventToHostapp(hostapp, event, eventId);
+      ? await deliverEventToMiniapp(miniapp, jsonText(event), eventId)
+      : await deliverEventToHostapp(hostapp, jsonText(event), eventId);
   const outcome = answer.ok ? 'delivered' : 'failed';
   platform.metrics.events.inc({ direction, outcome });
   await platform.store.eventLog.record({

@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import { contractOperations, type OperationContract } from '../../contract/operations.js';
 import { packageRoot } from '../../contract/documents.js';
 import { handlers } from '../operations/index.js';
 import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
 import { expressPath, mountOperations } from './operationRoutes.js';
+import { requestLog } from './requestLog.js';
 import { sendError } from './respond.js';
 
 /**
@@ -18,19 +17,7 @@ export function createApp(platform: PlatformContext): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', platform.config.trustProxy);
-  app.use(
-    pinoHttp({
-      logger: platform.log,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customProps: (_req, res) => ({ operation: res.locals.operationId }),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
-    }),
-  );
+  app.use(requestLog(app, platform.log));
   app.use((req: Request, res: Response, next: NextFunction) => {
     const started = performance.now();
     res.on('finish', () => {

@@ -33,17 +33,24 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
         const callerRef = handler.caller?.(request.body as never);
         const caller = await admit(req, res, op, callerRef, request.raw, platform);
         // Accepted on the deprecated X-Minibridge-* signature: say so, with its sunset (ADR 0019).
-        if (caller)
-          res.set(
+        if (caller && caller.signingSecrets.length > 0)
+          setHeaders(
+            res,
             deprecatedSchemeHeaders(
-              caller.signingSecrets.length > 0,
+              true,
               signatureInput((name) => header(req, name)),
             ),
           );
-        const reply = await handler.handle(
-          { ...request, caller, requestId: String(req.id), log: req.log } as unknown as OperationRequest<never>,
-          platform,
-        );
+        // `log` is read through: the request's child logger is made only if the handler logs.
+        const operationRequest = {
+          ...request,
+          caller,
+          requestId: req.id,
+          get log() {
+            return req.log;
+          },
+        };
+        const reply = await handler.handle(operationRequest as unknown as OperationRequest<never>, platform);
         sendReply(res, reply);
       } catch (error) {
         if (error instanceof ClientAborted) {

@@ -1,7 +1,7 @@
 import { decimalText, stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
 import { createOrderPaymentAtHostapp } from '../outbound/hostappCalls.js';
-import { hostappOrderRequest, requestHash } from '../payments/hostappOrder.js';
+import { hostappOrderRequest, hostappOrderText } from '../payments/hostappOrder.js';
 import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
 import { paymentParties } from '../payments/parties.js';
 import type { OperationHandler } from './handler.js';
@@ -16,6 +16,7 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
     if (!e3.ok) throw new ApiError('INVALID_ORDER_DATA', e3.message);
 
     const order = body.order;
+    const e3Text = hostappOrderText(body.client_id, e3.body);
     const reservation = await platform.store.idempotency.reserve(
       {
         app_id: body.app_id,
@@ -23,7 +24,7 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
         miniapp_order_id: order.miniapp_order_id ?? null,
         idempotency_key: headers['idempotency-key'] ?? null,
       },
-      requestHash(body.client_id, e3.body),
+      e3Text.hash,
     );
     switch (reservation.outcome) {
       case 'done':
@@ -37,7 +38,7 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
         );
     }
 
-    const answer = await createOrderPaymentAtHostapp(hostapp, e3.body, {
+    const answer = await createOrderPaymentAtHostapp(hostapp, e3Text.body, {
       hostappUserId: order.hostapp_user_id,
       userAccessToken: headers['x-user-access-token'],
     });
@@ -47,14 +48,10 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
       await platform.store.idempotency.release(reservation.reservation);
       throw hostappFailure(answer.failure, 'did not create the order payment (E3)');
     }
-    const created = answer.body as { order_payment_id?: string; error_code?: string; custom_attributes?: unknown };
-    if (created.error_code !== undefined || typeof created.order_payment_id !== 'string') {
+    const created = answer.body;
+    if ('error_code' in created) {
       await platform.store.idempotency.release(reservation.reservation);
-      if (created.error_code !== undefined) throw hostappRefusal(created.error_code, 'INVALID_ORDER_DATA', 'the order payment (E3)');
-      throw new ApiError(
-        'HOSTAPP_INVALID_RESPONSE',
-        'the host app server answered the order payment (E3) with neither an own order_payment_id nor an error_code',
-      );
+      throw hostappRefusal(created.error_code, 'INVALID_ORDER_DATA', 'the order payment (E3)');
     }
     const recorded = await platform.store.orderPayments.create(
       {
@@ -65,7 +62,7 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
         hostapp_user_id: order.hostapp_user_id ?? null,
         amount: decimalText(order.amount),
         currency: order.currency,
-        order_json: stringifyLossless(e3.body.order),
+        order_json: e3Text.order,
         custom_attributes: created.custom_attributes === undefined ? null : stringifyLossless(created.custom_attributes),
       },
       reservation.reservation,

@@ -1,4 +1,3 @@
-import type { components as HostappSchemas } from '../../../generated/types/hostapp.js';
 import { stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
 import { getPaymentStatusAtHostapp } from '../outbound/hostappCalls.js';
@@ -6,9 +5,6 @@ import { paymentParties } from '../payments/parties.js';
 import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
 import type { OrderPayment } from '../store/index.js';
 import type { OperationHandler } from './handler.js';
-
-/** The E4 answer once callPartner has judged it against the host app API (a report or an error). */
-type HostappPaymentStatusResponse = Partial<HostappSchemas['schemas']['HostappPaymentStatusReport']> & { error_code?: string };
 
 /**
  * E2 (ADR 0006): terminal payments are answered from the record; payments in process are looked
@@ -36,8 +32,8 @@ export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
     platform.metrics.partnerCalls.inc({ operation, outcome: answer.ok ? 'answered' : answer.failure.kind });
     platform.metrics.partnerCallSeconds.observe({ operation }, answer.durationMs / 1000);
     if (!answer.ok) throw hostappFailure(answer.failure, 'did not give the payment status (E4)');
-    const status = answer.body as HostappPaymentStatusResponse;
-    if (status.error_code !== undefined) throw hostappRefusal(status.error_code, 'ORDER_NOT_FOUND', 'the status query (E4)');
+    const status = answer.body;
+    if ('error_code' in status) throw hostappRefusal(status.error_code, 'ORDER_NOT_FOUND', 'the status query (E4)');
     if (typeof status.payment_status !== 'string') {
       throw new ApiError(
         'HOSTAPP_INVALID_RESPONSE',

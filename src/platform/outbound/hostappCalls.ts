@@ -1,9 +1,8 @@
 import type { components } from '../../../generated/types/hostapp.js';
+import { jsonText, type JsonText } from '../../contract/json.js';
 import { prefixedAuthorization } from '../../wire/credentials.js';
-import { createHostappClient } from '../../shipped/clients/hostapp.js';
 import type { Hostapp } from '../registry/registry.js';
-import { callPartner, type PartnerOperationId, type PartnerOutcome } from './partnerCall.js';
-import { clientFor, registeredFetch } from './registeredFetch.js';
+import { callPartner, type PartnerAnswer, type PartnerOutcome } from './partnerCall.js';
 import { encodeUserIdHeader } from '../../wire/userIdHeader.js';
 
 type Schemas = components['schemas'];
@@ -20,37 +19,29 @@ export function hostappAuthorization(hostapp: Hostapp, userAccessToken?: string)
   return prefixedAuthorization(hostapp.tokenPrefix, hostapp.id, hostapp.secretKey);
 }
 
-const clients = new WeakMap<Hostapp, Map<string, ReturnType<typeof createHostappClient>>>();
-
-function client(hostapp: Hostapp, operationId: PartnerOperationId, url: string | undefined) {
-  if (!url) return undefined;
-  return clientFor(clients, hostapp, operationId, url, () =>
-    createHostappClient({ baseUrl: 'http://registered-url.invalid', fetch: registeredFetch(url, hostapp.signingSecrets, operationId) }),
-  );
-}
-
-function notRegistered(what: string): PartnerOutcome {
+function notRegistered(what: string): PartnerOutcome<never> {
   return { ok: false, failure: { kind: 'unreachable', detail: `the host app has not registered its ${what} URL` }, durationMs: 0 };
 }
 
-function paymentHeaders(hostapp: Hostapp, user: PaymentUser): Record<string, string> {
-  return {
-    Authorization: hostappAuthorization(hostapp, user.userAccessToken),
-    ...(user.hostappUserId !== undefined && { 'X-User-ID': encodeUserIdHeader(user.hostappUserId) }),
-  };
+function userHeader(user: PaymentUser) {
+  return user.hostappUserId === undefined ? {} : { 'X-User-ID': encodeUserIdHeader(user.hostappUserId) };
 }
 
-/** E3. */
+/** E3: the body is the E3 request serialised once, the same text the idempotency hash was made from. */
 export function createOrderPaymentAtHostapp(
   hostapp: Hostapp,
-  body: Schemas['HostappCreateOrderPaymentRequest'],
+  body: JsonText<Schemas['HostappCreateOrderPaymentRequest']>,
   user: PaymentUser,
-): Promise<PartnerOutcome> {
-  const api = client(hostapp, 'createHostappOrderPayment', hostapp.registration.urls?.create_order_payment);
-  if (!api) return Promise.resolve(notRegistered('create-order-payment (E3)'));
-  return callPartner('createHostappOrderPayment', (signal) =>
-    api.POST('/create-order-payment', { body, headers: paymentHeaders(hostapp, user), parseAs: 'arrayBuffer', signal }),
-  );
+): Promise<PartnerOutcome<PartnerAnswer<'createHostappOrderPayment'>>> {
+  const url = hostapp.registration.urls?.create_order_payment;
+  if (!url) return Promise.resolve(notRegistered('create-order-payment (E3)'));
+  return callPartner('createHostappOrderPayment', {
+    url,
+    authorization: hostappAuthorization(hostapp, user.userAccessToken),
+    signingSecrets: hostapp.signingSecrets,
+    headers: userHeader(user),
+    body,
+  });
 }
 
 /** E4, by POST or GET as the host app registered. */
@@ -58,36 +49,34 @@ export function getPaymentStatusAtHostapp(
   hostapp: Hostapp,
   query: Schemas['HostappPaymentStatusRequest'],
   user: PaymentUser,
-): Promise<PartnerOutcome> {
-  const operationId = hostapp.registration.payment_status_method === 'GET' ? 'queryHostappPaymentStatus' : 'getHostappPaymentStatus';
-  const api = client(hostapp, operationId, hostapp.registration.urls?.get_payment_status);
-  if (!api) return Promise.resolve(notRegistered('get-payment-status (E4)'));
-  const headers = paymentHeaders(hostapp, user);
-  if (operationId === 'queryHostappPaymentStatus') {
-    return callPartner(operationId, (signal) =>
-      api.GET('/get-payment-status', { params: { query, header: headers as never }, headers, parseAs: 'arrayBuffer', signal }),
-    );
-  }
-  return callPartner('getHostappPaymentStatus', (signal) =>
-    api.POST('/get-payment-status', { body: query, headers, parseAs: 'arrayBuffer', signal }),
-  );
+): Promise<PartnerOutcome<PartnerAnswer<'getHostappPaymentStatus' | 'queryHostappPaymentStatus'>>> {
+  const url = hostapp.registration.urls?.get_payment_status;
+  if (!url) return Promise.resolve(notRegistered('get-payment-status (E4)'));
+  const common = {
+    url,
+    authorization: hostappAuthorization(hostapp, user.userAccessToken),
+    signingSecrets: hostapp.signingSecrets,
+    headers: userHeader(user),
+  };
+  if (hostapp.registration.payment_status_method === 'GET') return callPartner('queryHostappPaymentStatus', { ...common, query });
+  return callPartner('getHostappPaymentStatus', { ...common, body: jsonText(query) });
 }
 
-/** E7 at a host app: an event from a miniapp. */
-export function deliverEventToHostapp(hostapp: Hostapp, event: Schemas['Event'], eventId: string): Promise<PartnerOutcome> {
-  const api = client(hostapp, 'receiveHostappEvent', hostapp.registration.urls?.events);
-  if (!api) return Promise.resolve(notRegistered('event receiver (E7)'));
-  const headers = { Authorization: hostappAuthorization(hostapp) };
-  return callPartner(
-    'receiveHostappEvent',
-    (signal) =>
-      api.POST('/events', {
-        body: event,
-        params: { header: { 'X-Minibridge-Event-Id': eventId } },
-        headers,
-        parseAs: 'arrayBuffer',
-        signal,
-      }),
-    'forwarded',
-  );
+/** E7 at a host app: an event from a miniapp. Its answer is forwarded as sent (ADR 0016). */
+export function deliverEventToHostapp(
+  hostapp: Hostapp,
+  event: JsonText<Schemas['Event']>,
+  eventId: string,
+): Promise<PartnerOutcome<PartnerAnswer<'receiveHostappEvent'>>> {
+  const url = hostapp.registration.urls?.events;
+  if (!url) return Promise.resolve(notRegistered('event receiver (E7)'));
+  return callPartner('receiveHostappEvent', {
+    url,
+    authorization: hostappAuthorization(hostapp),
+    signingSecrets: hostapp.signingSecrets,
+    headers: { 'X-Minibridge-Event-Id': eventId },
+    messageId: eventId,
+    body: event,
+    reading: 'forwarded',
+  });
 }

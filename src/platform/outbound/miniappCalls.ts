@@ -1,56 +1,49 @@
 import type { components } from '../../../generated/types/miniapp.js';
+import type { JsonText } from '../../contract/json.js';
 import { basicAuthorization } from '../../wire/credentials.js';
-import { createMiniappClient } from '../../shipped/clients/miniapp.js';
 import type { Miniapp } from '../registry/registry.js';
-import { callPartner, type PartnerOperationId, type PartnerOutcome } from './partnerCall.js';
-import { clientFor, registeredFetch } from './registeredFetch.js';
+import { callPartner, type PartnerAnswer, type PartnerOutcome } from './partnerCall.js';
 
 type Schemas = components['schemas'];
 
-const clients = new WeakMap<Miniapp, Map<string, ReturnType<typeof createMiniappClient>>>();
-
-function client(miniapp: Miniapp, operationId: PartnerOperationId, url: string | undefined) {
-  if (!url) return undefined;
-  return clientFor(clients, miniapp, operationId, url, () =>
-    createMiniappClient({ baseUrl: 'http://registered-url.invalid', fetch: registeredFetch(url, miniapp.signingSecrets, operationId) }),
-  );
-}
-
-function notRegistered(what: string): PartnerOutcome {
+function notRegistered(what: string): PartnerOutcome<never> {
   return { ok: false, failure: { kind: 'unreachable', detail: `the miniapp has not registered its ${what} URL` }, durationMs: 0 };
 }
 
-/** E6: one delivery attempt of an order completion callback. */
+/** E6: one delivery attempt of an order completion callback, its body the text the outbox holds. */
 export function deliverOrderCompletion(
   miniapp: Miniapp,
-  body: Schemas['OrderCompletion'],
+  body: JsonText<Schemas['OrderCompletion']>,
   eventId: string,
   attempt: number,
-): Promise<PartnerOutcome> {
-  const api = client(miniapp, 'receiveOrderCompletion', miniapp.registration.urls?.complete_order);
-  if (!api) return Promise.resolve(notRegistered('complete-order (E6)'));
-  const header = { 'X-Minibridge-Event-Id': eventId, 'X-Minibridge-Delivery-Attempt': String(attempt) };
-  const headers = { Authorization: basicAuthorization(miniapp.id, miniapp.secretKey) };
-  return callPartner('receiveOrderCompletion', (signal) =>
-    api.POST('/complete-order', { body, params: { header }, headers, parseAs: 'arrayBuffer', signal }),
-  );
+): Promise<PartnerOutcome<PartnerAnswer<'receiveOrderCompletion'>>> {
+  const url = miniapp.registration.urls?.complete_order;
+  if (!url) return Promise.resolve(notRegistered('complete-order (E6)'));
+  return callPartner('receiveOrderCompletion', {
+    url,
+    authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
+    signingSecrets: miniapp.signingSecrets,
+    headers: { 'X-Minibridge-Event-Id': eventId, 'X-Minibridge-Delivery-Attempt': String(attempt) },
+    messageId: eventId,
+    body,
+  });
 }
 
-/** E7 at a miniapp: an event from a host app. */
-export function deliverEventToMiniapp(miniapp: Miniapp, event: Schemas['Event'], eventId: string): Promise<PartnerOutcome> {
-  const api = client(miniapp, 'receiveMiniappEvent', miniapp.registration.urls?.events);
-  if (!api) return Promise.resolve(notRegistered('event receiver (E7)'));
-  const headers = { Authorization: basicAuthorization(miniapp.id, miniapp.secretKey) };
-  return callPartner(
-    'receiveMiniappEvent',
-    (signal) =>
-      api.POST('/events', {
-        body: event,
-        params: { header: { 'X-Minibridge-Event-Id': eventId } },
-        headers,
-        parseAs: 'arrayBuffer',
-        signal,
-      }),
-    'forwarded',
-  );
+/** E7 at a miniapp: an event from a host app. Its answer is forwarded as sent (ADR 0016). */
+export function deliverEventToMiniapp(
+  miniapp: Miniapp,
+  event: JsonText<Schemas['Event']>,
+  eventId: string,
+): Promise<PartnerOutcome<PartnerAnswer<'receiveMiniappEvent'>>> {
+  const url = miniapp.registration.urls?.events;
+  if (!url) return Promise.resolve(notRegistered('event receiver (E7)'));
+  return callPartner('receiveMiniappEvent', {
+    url,
+    authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
+    signingSecrets: miniapp.signingSecrets,
+    headers: { 'X-Minibridge-Event-Id': eventId },
+    messageId: eventId,
+    body: event,
+    reading: 'forwarded',
+  });
 }

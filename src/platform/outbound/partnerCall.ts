@@ -1,6 +1,35 @@
-import { check, operation } from '../../contract/operations.js';
-import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText } from '../../contract/json.js';
-import { AnswerTooLargeError } from './httpFetch.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import type { operations as HostappOperations } from '../../../generated/types/hostapp.js';
+import type { operations as MiniappOperations } from '../../../generated/types/miniapp.js';
+import { conforms, explain, operation } from '../../contract/operations.js';
+import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText, type JsonText } from '../../contract/json.js';
+import { signRequest } from '../../wire/signing.js';
+import { AnswerTooLargeError, httpCall } from './httpCall.js';
+
+/** Every operation the partner APIs define, as openapi-typescript generated them. */
+type PartnerOperations = HostappOperations & MiniappOperations;
+
+/** An operation the platform calls at a partner: the operationIds of the host app and miniapp APIs. */
+export type PartnerOperationId = keyof PartnerOperations;
+
+/** The JSON body of a partner operation's request (never for one that has none). */
+export type PartnerRequestBody<Id extends PartnerOperationId> = PartnerOperations[Id] extends {
+  requestBody: { content: { 'application/json': infer Body } };
+}
+  ? Body
+  : never;
+
+/** The query parameters of a partner operation (E4 by GET). */
+export type PartnerQuery<Id extends PartnerOperationId> = NonNullable<PartnerOperations[Id]['parameters']['query']>;
+
+/** The header parameters of a partner operation, less the signature headers the call adds itself. */
+export type PartnerHeaders<Id extends PartnerOperationId> = Omit<
+  NonNullable<PartnerOperations[Id]['parameters']['header']>,
+  keyof ReturnType<typeof signRequest>
+>;
+
+/** The body of a partner operation's 200 answer, as the contract defines it. */
+export type PartnerAnswer<Id extends PartnerOperationId> = PartnerOperations[Id]['responses'][200]['content']['application/json'];
 
 /** Why a partner call did not produce a contract-valid answer. */
 export type PartnerFailure =
@@ -11,18 +40,9 @@ export type PartnerFailure =
   | { kind: 'too_large'; detail: string; status: number }
   | { kind: 'invalid_body'; detail: string; status: number };
 
-export type PartnerOutcome =
+export type PartnerOutcome<Answer = unknown> =
   /** `text` is the answer exactly as the partner sent it (UTF-8); `body` is it parsed without loss. */
-  | { ok: true; status: number; body: unknown; text: string; durationMs: number }
-  | { ok: false; failure: PartnerFailure; durationMs: number };
-
-export type PartnerOperationId =
-  | 'createHostappOrderPayment'
-  | 'getHostappPaymentStatus'
-  | 'queryHostappPaymentStatus'
-  | 'receiveHostappEvent'
-  | 'receiveOrderCompletion'
-  | 'receiveMiniappEvent';
+  { ok: true; status: number; body: Answer; text: string; durationMs: number } | { ok: false; failure: PartnerFailure; durationMs: number };
 
 /** What the contract bounds a partner operation's answer by: `x-timeout-ms` and `x-max-answer-bytes`. */
 export interface AnswerLimits {
@@ -49,32 +69,61 @@ export function answerLimits(operationId: PartnerOperationId): AnswerLimits {
  */
 export type AnswerReading = 'interpreted' | 'forwarded';
 
-/** A partner operation's answer as openapi-fetch gives it with `parseAs: 'arrayBuffer'`. */
-export interface RawAnswer {
-  data?: unknown;
-  error?: unknown;
-  response: Response;
+/** One call of a partner operation: where the partner registered it, how to authenticate, what to send. */
+export type PartnerRequest<Id extends PartnerOperationId> = {
+  /** The URL the partner registered for the operation (ADR 0012), its own query string kept. */
+  url: string;
+  authorization: string;
+  /** The partner's signing secrets; with none, the request goes unsigned. */
+  signingSecrets: readonly string[];
+  headers: PartnerHeaders<Id>;
+  /** `webhook-id` when signed: the event id on E6 and E7, so every retry of one event carries the same id. */
+  messageId?: string;
+  reading?: AnswerReading;
+} & ([PartnerRequestBody<Id>] extends [never]
+  ? { query: PartnerQuery<Id> }
+  : { /** Serialised once: these exact bytes are signed and sent. */ body: JsonText<PartnerRequestBody<Id>> });
+
+/**
+ * The contract's validator of an operation's 200 answer. The validators are compiled at run time
+ * from the same bundled document the types are generated from, so this is where the two meet:
+ * a body the validator accepts is, by construction, the generated type.
+ */
+function answerValidator<Id extends PartnerOperationId>(operationId: Id): ValidateFunction<PartnerAnswer<Id>> | undefined {
+  return operation(operationId).responses.get('200')?.validate as ValidateFunction<PartnerAnswer<Id>> | undefined;
 }
 
 /**
- * Runs one call through a generated client within the contract's time-out for the operation
- * (which covers the answer's last byte; the fetch cuts the answer at the contract's size cap) and
- * judges the answer against the partner API: HTTP 200, UTF-8 JSON (read without losing digits),
- * and a body that matches the operation's 200 response schema. Anything else is a
- * PartnerFailure, never passed through.
+ * Calls one partner operation on node:http at the URL the partner registered, within the
+ * contract's time-out for the operation (which covers the answer's last byte) and its answer cap,
+ * and judges the answer against the partner API: HTTP 200, UTF-8 JSON (read without losing
+ * digits), and a body that matches the operation's 200 response schema, which types it. Anything
+ * else is a PartnerFailure, never passed through.
  */
-export async function callPartner(
-  operationId: PartnerOperationId,
-  send: (signal: AbortSignal) => Promise<RawAnswer>,
-  reading: AnswerReading = 'interpreted',
-): Promise<PartnerOutcome> {
+export async function callPartner<Id extends PartnerOperationId>(
+  operationId: Id,
+  request: PartnerRequest<Id>,
+): Promise<PartnerOutcome<PartnerAnswer<Id>>> {
   const contract = operation(operationId);
-  const { timeoutMs } = answerLimits(operationId);
+  const { timeoutMs, maxAnswerBytes } = answerLimits(operationId);
+  const reading = request.reading ?? 'interpreted';
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  let answer: RawAnswer;
+
+  const target = new URL(request.url);
+  const body = 'body' in request ? (request.body as string) : undefined;
+  if ('query' in request) for (const [name, value] of Object.entries(request.query)) target.searchParams.append(name, String(value));
+  const headers: Record<string, string> = { authorization: request.authorization };
+  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = String(value);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (request.signingSecrets.length > 0) {
+    const signed = signRequest(body ?? target.search.replace(/^\?/, ''), request.signingSecrets, { messageId: request.messageId });
+    Object.assign(headers, signed);
+  }
+
+  let answer: { status: number; body: Buffer };
   try {
-    answer = await send(AbortSignal.timeout(timeoutMs));
+    answer = await httpCall(target, { method: contract.method, headers, body, timeoutMs, maxAnswerBytes });
   } catch (error) {
     const failure: PartnerFailure =
       error instanceof AnswerTooLargeError
@@ -84,67 +133,43 @@ export async function callPartner(
           : { kind: 'unreachable', detail: describeNetworkError(error) };
     return { ok: false, failure, durationMs: elapsed() };
   }
-  const { response } = answer;
-  // Judged before the body is read: openapi-fetch has already consumed (and JSON-parsed) the body
-  // of a non-2xx answer, so reading it again would fail and misreport the answer as a broken connection.
-  if (response.status !== 200) {
-    return {
-      ok: false,
-      failure: { kind: 'http_status', status: response.status, detail: `answered HTTP ${response.status} instead of 200` },
-      durationMs: elapsed(),
-    };
+  const { status } = answer;
+  if (status !== 200) {
+    return { ok: false, failure: { kind: 'http_status', status, detail: `answered HTTP ${status} instead of 200` }, durationMs: elapsed() };
   }
-  // httpFetch hands over a complete, capped answer, so reading it here cannot wait or grow.
-  const bytes = answer.data instanceof ArrayBuffer ? answer.data : await response.arrayBuffer();
-  let text: string;
-  let body: unknown;
-  const breaksApi = (why: string): PartnerOutcome => ({
+  const breaksApi = (why: string): PartnerOutcome<never> => ({
     ok: false,
-    failure: { kind: 'invalid_body', status: response.status, detail: `answered with a body that breaks the API: ${why}` },
+    failure: { kind: 'invalid_body', status, detail: `answered with a body that breaks the API: ${why}` },
     durationMs: elapsed(),
   });
+  const notJson = (why: string): PartnerOutcome<never> => ({
+    ok: false,
+    failure: { kind: 'not_json', status, detail: `answered with a body that is not UTF-8 JSON${why}` },
+    durationMs: elapsed(),
+  });
+  let text: string;
   try {
-    text = utf8.decode(bytes);
+    text = utf8.decode(answer.body);
   } catch (error) {
-    return {
-      ok: false,
-      failure: {
-        kind: 'not_json',
-        status: response.status,
-        detail: `answered with a body that is not UTF-8 JSON: ${(error as Error).message}`,
-      },
-      durationMs: elapsed(),
-    };
+    return notJson(`: ${(error as Error).message}`);
   }
   // Before anything recursive reads it: a deeper answer would exhaust the stack of the parser,
   // the validator or the store (the Platform API's x-max-json-depth, ADR 0015).
   if (nestsDeeperThan(text)) return breaksApi(`objects and arrays are nested more than ${maxJsonDepth()} deep`);
+  let parsed: unknown;
   try {
-    body = reading === 'forwarded' ? JSON.parse(text) : parseLossless(text);
+    parsed = reading === 'forwarded' ? JSON.parse(text) : parseLossless(text);
   } catch (error) {
-    const why = error instanceof Error ? `: ${error.message}` : '';
-    return {
-      ok: false,
-      failure: { kind: 'not_json', status: response.status, detail: `answered with a body that is not UTF-8 JSON${why}` },
-      durationMs: elapsed(),
-    };
+    return notJson(error instanceof Error ? `: ${error.message}` : '');
   }
   // A value the platform acts on or stores must be text the store keeps as sent (a forwarded
   // answer travels as its bytes, where a \u escape is only text).
-  const unstorable = reading === 'interpreted' && mayHoldUnstorableText(text) ? unstorableText(body) : undefined;
+  const unstorable = reading === 'interpreted' && mayHoldUnstorableText(text) ? unstorableText(parsed) : undefined;
   if (unstorable) return breaksApi(unstorable);
-  const validate = contract.responses.get('200')?.validate;
-  if (validate) {
-    const result = check(validate, body);
-    if (!result.valid) {
-      return {
-        ok: false,
-        failure: { kind: 'invalid_body', status: response.status, detail: `answered with a body that breaks the API: ${result.message}` },
-        durationMs: elapsed(),
-      };
-    }
-  }
-  return { ok: true, status: response.status, body, text, durationMs: elapsed() };
+  const validate = answerValidator(operationId);
+  if (!validate) throw new Error(`the contract gives ${operationId} no 200 answer schema`);
+  if (!conforms(validate, parsed)) return breaksApi(explain(validate.errors ?? []));
+  return { ok: true, status, body: parsed, text, durationMs: elapsed() };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { components as HostappSchemas } from '../../../generated/types/hostapp.js';
 import type { components as PlatformSchemas } from '../../../generated/types/platform.js';
-import { isJsonObject, stringifyLossless } from '../../contract/json.js';
+import { isJsonObject, jsonText, type JsonText } from '../../contract/json.js';
 import { check, schemaValidator } from '../../contract/operations.js';
 import { pruneToSchema } from '../../contract/prune.js';
 
@@ -27,25 +27,48 @@ export function hostappOrderRequest(request: CreateOrderPaymentRequest): Hostapp
   return { ok: true, body: body as HostappCreateOrderPaymentRequest };
 }
 
-/**
- * What makes two E1 requests "the same" for idempotency: the host app they go to and the E3 body
- * they become, with keys sorted and numbers by their exact text.
- */
-export function requestHash(clientId: string, body: HostappCreateOrderPaymentRequest): string {
-  return createHash('sha256')
-    .update(clientId)
-    .update('\n')
-    .update(stringifyLossless(sortKeys(body)))
-    .digest('hex');
+/** The E3 request serialised once: the text hashed for idempotency, sent (and signed), and its order stored. */
+export interface HostappOrderText {
+  /** The E3 body with every object's keys sorted and numbers by their exact text. */
+  body: JsonText<HostappCreateOrderPaymentRequest>;
+  /** The order member of that same text, as the record keeps it. */
+  order: JsonText<HostappCreateOrderPaymentRequest['order']>;
+  /**
+   * What makes two E1 requests "the same" for idempotency: the host app they go to and the E3
+   * body they become (sha256 of client_id, a newline and `body`).
+   */
+  hash: string;
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
+/**
+ * One serialisation of the E3 body in a canonical form (keys sorted, values untouched, item
+ * order kept), so two E1 requests that differ only in member order hash alike, and the hash,
+ * the stored order and the bytes sent to the host app all come from the same text.
+ */
+export function hostappOrderText(clientId: string, request: HostappCreateOrderPaymentRequest): HostappOrderText {
+  const { app_id, order, ...rest } = request;
+  // Every member of the E3 body is written below: a member the contract adds must be added here.
+  const nothingElse: Record<string, never> = rest;
+  void nothingElse;
+  const orderText = jsonText(sortKeys(order));
+  // Keys in sorted order, as sortKeys would give them: app_id, order.
+  const body = `{"app_id":${JSON.stringify(app_id)},"order":${orderText}}` as JsonText<HostappCreateOrderPaymentRequest>;
+  const hash = createHash('sha256').update(clientId).update('\n').update(body).digest('hex');
+  return { body, order: orderText, hash };
+}
+
+/** The same value with every object's keys in sorted order (arrays keep theirs). */
+function sortKeys<T>(value: T): T {
+  return sorted(value) as T;
+}
+
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
   // isJsonObject, not `value.constructor === Object`: a custom attribute named `constructor` is data (ADR 0015).
   if (!isJsonObject(value)) return value;
   return Object.fromEntries(
     Object.keys(value)
       .sort()
-      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+      .map((key) => [key, sorted(value[key])]),
   );
 }

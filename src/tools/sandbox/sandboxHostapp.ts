@@ -3,7 +3,7 @@ import type express from 'express';
 import type { Request, Response } from 'express';
 import type { components } from '../../../generated/types/platform.js';
 import { basicAuthorization, prefixedAuthorization } from '../../wire/credentials.js';
-import { decimalText } from '../../contract/json.js';
+import { decimalText, ownValue } from '../../contract/json.js';
 import { createHostappRouter, type PartnerKitLogger } from '../../shipped/partner-kit/index.js';
 import { simulatorRouter } from '../simulator/index.js';
 import { eventFields, recordEvents, type ReceivedEvent } from './events.js';
@@ -238,7 +238,7 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
 /** E5 answers worth sending again: the platform busy or down, or the payment not stored yet. */
 function worthRetrying(answer: PlatformAnswer): boolean {
   if (answer.status === 429 || answer.status >= 500) return true;
-  const code = (answer.body as { error_code?: unknown } | undefined)?.error_code;
+  const code = ownValue(answer.body, 'error_code');
   return code === 'ORDER_NOT_FOUND' || code === 'UNKNOWN_ERROR';
 }
 

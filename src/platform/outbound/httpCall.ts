@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 // Keep-alive connections to partner servers: every E1 makes an E3 call, and opening a
@@ -8,14 +8,22 @@ const agents = {
   'https:': new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
 };
 
-export interface HttpFetchInit {
+export interface HttpCallInit {
   method: string;
-  headers: Headers;
+  /** Sent as given (lower-case names); Content-Length is added for a body. */
+  headers: Record<string, string>;
+  /** The exact text to send, already serialised (and signed by the caller). */
   body?: string;
   /** Covers the whole exchange: the request, the answer's headers and every byte of its body. */
-  signal?: AbortSignal;
+  timeoutMs: number;
   /** The most answer body bytes read (the operation's `x-max-answer-bytes`); more fails the call. */
   maxAnswerBytes: number;
+}
+
+/** A complete answer: its status and every byte of its body. */
+export interface HttpAnswer {
+  status: number;
+  body: Buffer;
 }
 
 /** The partner's answer is larger than the contract allows: cut, never read to its end. */
@@ -30,26 +38,25 @@ export class AnswerTooLargeError extends Error {
 }
 
 /**
- * The little of fetch the partner calls need, on node:http with keep-alive agents: Node 20's
- * global fetch spends several times more CPU per call. The answer is read as a stream and the
- * Response is made only once it is complete, so everything that can go wrong with an answer
- * rejects here: a connection that breaks mid-answer, the signal's time-out firing while the body
- * still trickles in, or a body past `maxAnswerBytes` (announced by Content-Length or counted as it
- * arrives). At most `maxAnswerBytes` bytes are ever held; a cut connection is destroyed, not reused.
+ * One HTTP exchange on node:http with keep-alive agents: no fetch, Request, Response, Headers or
+ * web streams, which cost several times more CPU per call than the call itself. The answer is
+ * read as a stream and handed over only once complete, so everything that can go wrong with an
+ * answer rejects here: a connection that breaks mid-answer, the time-out firing while the body
+ * still trickles in (a TimeoutError), or a body past `maxAnswerBytes` (announced by
+ * Content-Length or counted as it arrives). At most `maxAnswerBytes` bytes are ever held; a cut
+ * connection is destroyed, not reused.
  */
-export function httpFetch(url: URL, init: HttpFetchInit): Promise<Response> {
+export function httpCall(url: URL, init: HttpCallInit): Promise<HttpAnswer> {
   const secure = url.protocol === 'https:';
   const send = secure ? httpsRequest : httpRequest;
-  const headers: Record<string, string> = {};
-  init.headers.forEach((value, name) => (headers[name] = value));
-  if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
-  const { signal, maxAnswerBytes } = init;
-  return new Promise<Response>((resolve, reject) => {
+  const headers = init.body === undefined ? init.headers : { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) };
+  const { maxAnswerBytes } = init;
+  return new Promise<HttpAnswer>((resolve, reject) => {
     let settled = false;
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
-      signal?.removeEventListener('abort', onAbort);
+      clearTimeout(timer);
       outcome();
     };
     const fail = (error: unknown) =>
@@ -57,7 +64,10 @@ export function httpFetch(url: URL, init: HttpFetchInit): Promise<Response> {
         reject(error);
         request.destroy();
       });
-    const onAbort = () => fail(signal!.reason);
+    const timer = setTimeout(
+      () => fail(new DOMException(`no complete answer within ${init.timeoutMs} ms`, 'TimeoutError')),
+      init.timeoutMs,
+    );
     const request = send(url, { method: init.method, headers, agent: agents[secure ? 'https:' : 'http:'] }, (response) => {
       const status = response.statusCode ?? 0;
       const announced = Number(response.headers['content-length']);
@@ -79,29 +89,14 @@ export function httpFetch(url: URL, init: HttpFetchInit): Promise<Response> {
           fail(brokenConnection());
           return;
         }
-        const body = status === 204 || status === 304 || init.method === 'HEAD' ? null : Buffer.concat(chunks);
-        settle(() => resolve(new Response(body, { status, statusText: response.statusMessage, headers: toHeaders(response.headers) })));
+        settle(() => resolve({ status, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
       });
     });
     request.on('error', (error) => fail(Object.assign(new Error(error.message), { cause: error })));
-    if (signal?.aborted) {
-      onAbort();
-      return;
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
     request.end(init.body);
   });
 }
 
 function brokenConnection(cause?: Error): Error {
   return Object.assign(new Error('the connection closed during the answer'), { cause: { code: 'ECONNRESET', message: cause?.message } });
-}
-
-function toHeaders(incoming: IncomingHttpHeaders): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(incoming)) {
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else if (value !== undefined) headers.set(name, value);
-  }
-  return headers;
 }

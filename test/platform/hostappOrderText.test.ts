@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, test } from 'vitest';
+import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
+import { hostappOrderRequest, hostappOrderText } from '../../src/platform/payments/hostappOrder.js';
+
+const E1 = `{"app_id":"ma_1","client_id":"ha_1","order":{"miniapp_order_id":"ORD-1","currency":"VND","amount":12345678901234567.89,
+  "custom_attributes":{"z":1.50,"a":{"y":true,"b":[3,{"d":1,"c":2}]}},
+  "items":[{"product_name":"Tea","product_variant_name":"Green","product_sku":"T-1","product_image_url":"https://x.test/t.png","quantity":2,"price":"10.00","discount":0}]}}`;
+const REORDERED = `{"order":{"items":[{"discount":0,"price":"10.00","quantity":2,"product_image_url":"https://x.test/t.png","product_sku":"T-1","product_variant_name":"Green","product_name":"Tea"}],
+  "custom_attributes":{"a":{"b":[3,{"c":2,"d":1}],"y":true},"z":1.50},"amount":12345678901234567.89,"currency":"VND",
+  "miniapp_order_id":"ORD-1"},"client_id":"ha_1","app_id":"ma_1"}`;
+
+function e3Text(e1: string) {
+  const request = parseLossless(e1) as Parameters<typeof hostappOrderRequest>[0];
+  const e3 = hostappOrderRequest(request);
+  if (!e3.ok) throw new Error(e3.message);
+  return { e3: e3.body, text: hostappOrderText(request.client_id, e3.body) };
+}
+
+describe('the E3 body is serialised once: hash, stored order and the bytes sent', () => {
+  test('the text is the E3 body, digits kept, keys sorted; the order is its order member', () => {
+    const { e3, text } = e3Text(E1);
+    expect(stringifyLossless(parseLossless(text.body))).toBe(text.body);
+    expect(parseLossless(text.body)).toEqual(parseLossless(stringifyLossless(e3)));
+    expect(text.body).toContain('"amount":12345678901234567.89');
+    expect(text.body).toContain('"z":1.50');
+    expect(text.body.startsWith('{"app_id":"ma_1","order":{"amount":')).toBe(true);
+    expect(text.body).toBe(`{"app_id":"ma_1","order":${text.order}}`);
+    expect(text.order).toContain('{"b":[3,{"c":2,"d":1}],"y":true}');
+  });
+
+  test('two E1s that differ only in member order give the same text and hash; another value another hash', () => {
+    const first = e3Text(E1).text;
+    const reordered = e3Text(REORDERED).text;
+    expect(reordered).toEqual(first);
+    expect(e3Text(E1.replace('"ORD-1"', '"ORD-2"')).text.hash).not.toBe(first.hash);
+    expect(e3Text(E1.replace('1.50', '1.5')).text.hash).not.toBe(first.hash);
+  });
+
+  test('the hash is the one reservations made before this change hold: sha256 of client_id, a newline and the sorted E3 body', () => {
+    const { text } = e3Text(E1);
+    expect(text.hash).toBe(createHash('sha256').update('ha_1\n').update(text.body).digest('hex'));
+    expect(text.hash).toMatchInlineSnapshot(`"51fcbb34c19ff7cda821e80c2bfa858ab43c134c5b4cc1ced46a1f9a78a0f635"`);
+  });
+});
