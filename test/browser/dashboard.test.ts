@@ -116,11 +116,9 @@ describe('signing in', () => {
 
   it('the page keeps no credential in storage or cookies: a reload signs out', async () => {
     await signIn(MINIAPP.id, miniappSecret);
-    const stored = await page.evaluate(() => ({
-      local: JSON.stringify({ ...localStorage }),
-      session: JSON.stringify({ ...sessionStorage }),
-      cookie: document.cookie,
-    }));
+    const stored = await page.evaluate(
+      '({ local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie })',
+    );
     expect(stored).toEqual({ local: '{}', session: '{}', cookie: '' });
     await page.reload();
     await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
@@ -178,7 +176,7 @@ describe('credentials', () => {
       path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/credentials`,
     });
     expect(before.status).toBe(200);
-    const oldIds = new Set(
+    const oldIds = new Set<string>(
       before.body.credentials.filter((c: any) => c.kind === 'secret_key' && c.status === 'active').map((c: any) => c.credential_id),
     );
     expect(oldIds.size).toBe(1);
