@@ -1,0 +1,8 @@
+import { ApiError } from '../../contract/errors.js';
+import type { OperationHandler } from './handler.js';
+
+export const redeliverPartnerDelivery: OperationHandler<'redeliverPartnerDelivery'> = {
+  async handle() {
+    throw new ApiError('UNKNOWN_ERROR', 'not available yet');
+  },
+};

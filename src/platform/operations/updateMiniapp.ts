@@ -1,0 +1,8 @@
+import { ApiError } from '../../contract/errors.js';
+import type { OperationHandler } from './handler.js';
+
+export const updateMiniapp: OperationHandler<'updateMiniapp'> = {
+  async handle() {
+    throw new ApiError('UNKNOWN_ERROR', 'not available yet');
+  },
+};
