@@ -94,6 +94,23 @@ async function getMiniapp(id: string, secret: string) {
   });
 }
 
+describe('serving', () => {
+  it('/dashboard redirects to /dashboard/, served with a strict CSP and no framing; an unknown file is a contract 404', async () => {
+    const bare = await fetch(`${harness.running.url}/dashboard`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/dashboard/');
+    const index = await fetch(`${harness.running.url}/dashboard/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(index.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(index.headers.get('x-frame-options')).toBe('DENY');
+    const missing = await fetch(`${harness.running.url}/dashboard/nothing-here.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error_code: 'NOT_FOUND' });
+  });
+});
+
 describe('signing in', () => {
   it('wrong credentials: the contract’s message is shown and nothing of the partner', async () => {
     await page.goto(`${harness.running.url}/dashboard/`);
