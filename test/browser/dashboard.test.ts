@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../scripts/lib/docs-browser.js';
 import { basicAuthorization } from '../../src/wire/credentials.js';
 import type { Received } from '../support/fakePartners.js';
-import { e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
+import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 
 // The partner dashboard served at /dashboard/, driven in Debian's Chromium: a miniapp signs in
 // with its own credentials, changes a URL, sees the contract's message for a bad one, rotates and
@@ -291,5 +291,26 @@ describe('one partner, its own data only', () => {
     await openTab('E6 deliveries');
     await page.locator('#deliveries-table tbody tr').first().waitFor({ timeout: STEP_MS });
     expect(await page.locator('#deliveries-table tbody').innerText()).not.toContain(MINIAPP.id);
+  }, 90_000);
+});
+
+describe('operators', () => {
+  it('an operator signs in with the admin token and reads any partner', async () => {
+    await page.goto(`${harness.running.url}/dashboard/`);
+    await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
+    await page.getByLabel('an operator').check();
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#app').waitFor({ state: 'visible', timeout: STEP_MS });
+    const picker = page.getByLabel('Partner', { exact: true });
+    expect(await picker.locator('option').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining(HOSTAPP.id), expect.stringContaining(MINIAPP.id), expect.stringContaining(OTHER.id)]),
+    );
+    await picker.selectOption(`miniapps/${OTHER.id}`);
+    await expect.poll(() => page.locator('#identity dd[data-field="app_id"]').textContent(), { timeout: STEP_MS }).toBe(OTHER.id);
+    expect(await field('complete_order').inputValue()).toBe('https://other.example/secret-callback');
+    await picker.selectOption(`hostapps/${HOSTAPP.id}`);
+    await expect.poll(() => page.locator('#identity dd[data-field="client_id"]').textContent(), { timeout: STEP_MS }).toBe(HOSTAPP.id);
+    expect(await field('create_order_payment').inputValue()).toBe(`${harness.hostapp.url}/create-order-payment`);
   }, 90_000);
 });

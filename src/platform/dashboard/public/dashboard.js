@@ -86,12 +86,12 @@ async function signIn(event) {
     if (data.get('as') === 'operator') {
       const token = String(data.get('token') ?? '');
       const candidate = { token, operator: true };
-      const hostapps = await call(candidate, PARTNERS.hostapps.list, { params: { limit: 100 } });
-      if (!hostapps.ok) return showStatus(error, answerMessage(hostapps));
-      const miniapps = await call(candidate, PARTNERS.miniapps.list, { params: { limit: 100 } });
-      if (!miniapps.ok) return showStatus(error, answerMessage(miniapps));
+      const hostapps = await listAll(candidate, PARTNERS.hostapps.list);
+      if (hostapps.error) return showStatus(error, answerMessage(hostapps.error));
+      const miniapps = await listAll(candidate, PARTNERS.miniapps.list);
+      if (miniapps.error) return showStatus(error, answerMessage(miniapps.error));
       session = candidate;
-      fillPartnerPicker(listItems(hostapps.body), listItems(miniapps.body));
+      fillPartnerPicker(hostapps.items, miniapps.items);
       enterApp('operator');
       if ($('partner-picker').value) await choosePartner($('partner-picker').value);
     } else {
@@ -110,6 +110,20 @@ async function signIn(event) {
     signInMode();
     setBusy(form, false);
   }
+}
+
+/** Every page of a list operation, following `next_cursor` (at most 50 pages of 200). */
+async function listAll(candidate, operationId) {
+  const items = [];
+  let cursor;
+  for (let pages = 0; pages < 50; pages += 1) {
+    const answer = await call(candidate, operationId, { params: { limit: 200, cursor } });
+    if (!answer.ok) return { error: answer };
+    items.push(...listItems(answer.body));
+    cursor = answer.body.next_cursor ?? undefined;
+    if (!cursor) break;
+  }
+  return { items };
 }
 
 /** The array member of a list answer (`hostapps`, `miniapps`, ...), as the list schema names it. */
@@ -136,6 +150,7 @@ function fillPartnerPicker(hostapps, miniapps) {
 }
 
 async function choosePartner(value) {
+  hideSecret();
   const [partnerType, ...rest] = value.split('/');
   session.partnerType = partnerType;
   session.partnerId = rest.join('/');
