@@ -6,11 +6,17 @@
 // The credentials a user signs in with live in `session`, in this module's memory only: never in
 // localStorage, sessionStorage or a cookie, so a reload or a closed tab forgets them (ADR 0030).
 import { call, deref, findOperation, loadContract, requestSchema } from './contract.js';
-import { clearErrors, collect, flatten, renderObjectFields, showError } from './forms.js';
+import { changes, clearErrors, flatten, renderObjectFields, showError } from './forms.js';
 
 const $ = (id) => document.getElementById(id);
 
 /** Per partner type (the `partner_type` path parameter): its operations and its id's name. */
+/**
+ * Settings only an operator may change (the contract's `UpdateMiniappRequest`: a partner sending
+ * `hostapps` is refused). A partner sees them among the facts above the form instead.
+ */
+const OPERATOR_ONLY = new Set(['hostapps']);
+
 const PARTNERS = {
   hostapps: { get: 'getHostapp', update: 'updateHostapp', list: 'listHostapps', idParam: 'client_id', label: 'host app' },
   miniapps: { get: 'getMiniapp', update: 'updateMiniapp', list: 'listMiniapps', idParam: 'app_id', label: 'miniapp' },
@@ -19,6 +25,8 @@ const PARTNERS = {
 /** @type {{ id?: string, secret?: string, token?: string, operator: boolean, partnerType?: string, partnerId?: string } | undefined} */
 let session;
 let contract;
+/** The partner record shown, as the platform last answered it: what the settings form changes. */
+let shownRecord;
 const cursors = { deliveries: undefined, audit: undefined };
 
 function partnerParams(extra = {}) {
@@ -170,6 +178,7 @@ function enterApp(who) {
 
 function signOut() {
   session = undefined;
+  shownRecord = undefined;
   cursors.deliveries = cursors.audit = undefined;
   for (const id of ['identity', 'settings-fields']) $(id).replaceChildren();
   for (const table of document.querySelectorAll('table')) {
@@ -234,10 +243,12 @@ function renderIdentity(record, editable) {
 async function showPartner(record) {
   const partner = PARTNERS[session.partnerType];
   const schema = flatten(contract, await requestSchema(partner.update));
-  const editable = new Set(Object.keys(schema.properties ?? {}));
+  const skip = session.operator ? [] : [...OPERATOR_ONLY];
+  const editable = new Set(Object.keys(schema.properties ?? {}).filter((name) => !skip.includes(name)));
+  shownRecord = record;
   renderIdentity(record, editable);
   const fields = $('settings-fields');
-  fields.replaceChildren(renderObjectFields(contract, schema, record));
+  fields.replaceChildren(renderObjectFields(contract, schema, record, { skip }));
   const form = $('settings-form');
   clearErrors(form);
   showStatus(form.querySelector('.form-error'), '');
@@ -254,9 +265,11 @@ async function saveSettings(event) {
   showStatus(form.querySelector('.form-error'), '');
   showStatus(form.querySelector('.form-ok'), '');
   clearErrors(form);
+  const body = changes(form, shownRecord);
+  if (Object.keys(body).length === 0) return showStatus(form.querySelector('.form-ok'), 'Nothing changed.');
   setBusy(form, true);
   try {
-    const answer = await call(session, partner.update, { params: partnerParams(), body: collect(form) });
+    const answer = await call(session, partner.update, { params: partnerParams(), body });
     if (!answer.ok) return showError(form, { ...answer.body, status: answer.status });
     await showPartner(answer.body);
     showStatus(form.querySelector('.form-ok'), 'Saved.');

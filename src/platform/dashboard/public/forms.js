@@ -150,34 +150,44 @@ function renderField(contract, property, path, name, current) {
   return wrapper;
 }
 
+/** What a control holds, as the schema's type: text, an array of lines, a boolean, a number. */
+function controlValue(control) {
+  switch (control.dataset.kind) {
+    case 'boolean':
+      return control.checked;
+    case 'array':
+      return control.value
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '');
+    case 'integer':
+    case 'number': {
+      const text = control.value.trim();
+      return text === '' ? null : /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : control.value;
+    }
+    default:
+      return control.value === '' ? null : control.value;
+  }
+}
+
+/** The value as a control shows it when the record has none (false, no lines, empty). */
+function shownAs(kind, value) {
+  if (value !== undefined && value !== null) return value;
+  return kind === 'boolean' ? false : kind === 'array' ? [] : null;
+}
+
 /**
- * The value the form's controls hold, shaped as the schema they were made from: unchanged
- * empty text fields are left out, so an update sends what the partner filled in.
+ * The change the form makes to `record`, as a merge-patch body: only the members whose value
+ * differs, objects one level deep (`urls.complete_order` alone when only it changed). A text
+ * field emptied sends `null`, which the contract accepts or refuses. Empty when nothing changed.
  */
-export function collect(form) {
+export function changes(form, record) {
   const result = {};
   for (const control of form.querySelectorAll('[data-path][data-kind]:not(fieldset)')) {
     const path = control.dataset.path.split('.');
-    let value;
-    switch (control.dataset.kind) {
-      case 'boolean':
-        value = control.checked;
-        break;
-      case 'array':
-        value = control.value
-          .split('\n')
-          .map((line) => line.trim())
-          .filter((line) => line !== '');
-        break;
-      case 'integer':
-      case 'number':
-        value =
-          control.value.trim() === '' ? undefined : /^-?\d+(\.\d+)?$/.test(control.value.trim()) ? Number(control.value) : control.value;
-        break;
-      default:
-        value = control.value === '' ? (control.dataset.nullable === 'true' ? null : undefined) : control.value;
-    }
-    if (value === undefined) continue;
+    const before = path.reduce((at, key) => (at && typeof at === 'object' && Object.hasOwn(at, key) ? at[key] : undefined), record);
+    const value = controlValue(control);
+    if (JSON.stringify(shownAs(control.dataset.kind, before)) === JSON.stringify(value)) continue;
     let at = result;
     for (const key of path.slice(0, -1)) at = at[key] ??= {};
     at[path.at(-1)] = value;
