@@ -596,4 +596,16 @@ for (const tab of document.querySelectorAll('[role="tab"]')) {
     ),
   );
 }
+// The tab list as the ARIA tabs pattern has it: arrow keys, Home and End move between tabs.
+document.querySelector('[role="tablist"]').addEventListener('keydown', (event) => {
+  const tabs = [...document.querySelectorAll('[role="tab"]')];
+  const at = tabs.indexOf(document.activeElement);
+  if (at < 0) return;
+  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[event.key];
+  if (next === undefined) return;
+  event.preventDefault();
+  const tab = tabs[(next + tabs.length) % tabs.length];
+  tab.focus();
+  tab.click();
+});
 document.body.dataset.ready = 'true';
