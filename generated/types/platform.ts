@@ -265,7 +265,7 @@ export interface paths {
         };
         /**
          * List miniapps
-         * @description Ordered by `app_id`. An operator sees every miniapp; a miniapp signed in sees only itself; a host app sees the miniapps linked to it.
+         * @description Ordered by `app_id`. An operator sees every miniapp; a miniapp signed in sees only itself; a host app sees none (its linked miniapps are not its settings).
          */
         get: operations["listMiniapps"];
         put?: never;
@@ -296,34 +296,10 @@ export interface paths {
         head?: never;
         /**
          * Change a miniapp's settings
-         * @description URLs, features, allowed IPs and signing. In force on every platform instance within a second
+         * @description URLs, features, allowed IPs, signing and (operators only) the linked host apps. In force on every platform instance within a second
          *     (ADR 0028); recorded in the audit log with each value before and after.
          */
         patch: operations["updateMiniapp"];
-        trace?: never;
-    };
-    "/api/v1/dashboard/miniapps/{app_id}/hostapps/{client_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Link a miniapp to a host app
-         * @description The miniapp runs in the host app from now on (E1 and the event bridge between them are allowed). Operators only; idempotent.
-         */
-        put: operations["linkMiniappHostapp"];
-        post?: never;
-        /**
-         * Unlink a miniapp from a host app
-         * @description E1 and events between the two are refused from now on. Operators only; idempotent.
-         */
-        delete: operations["unlinkMiniappHostapp"];
-        options?: never;
-        head?: never;
-        patch?: never;
         trace?: never;
     };
     "/api/v1/dashboard/{partner_type}/{partner_id}/credentials": {
@@ -853,7 +829,7 @@ export interface components {
          *     event operations and HTTP-level errors use the statuses their responses list.
          * @enum {string}
          */
-        ErrorCode: "INVALID_ORDER_DATA" | "INVALID_REQUEST" | "UNAUTHORIZED" | "PAYMENT_DISABLED" | "ORDER_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "REQUEST_IN_PROGRESS" | "PAYMENT_STATUS_CONFLICT" | "HOSTAPP_UNAVAILABLE" | "HOSTAPP_INVALID_RESPONSE" | "HOSTAPP_REJECTED" | "EVENT_RECEIVER_DISABLED" | "INVALID_EVENT_DATA" | "EVENT_DELIVERY_FAILED" | "RATE_LIMITED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "UNKNOWN_ERROR";
+        ErrorCode: "INVALID_ORDER_DATA" | "INVALID_REQUEST" | "UNAUTHORIZED" | "PAYMENT_DISABLED" | "ORDER_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "REQUEST_IN_PROGRESS" | "PAYMENT_STATUS_CONFLICT" | "HOSTAPP_UNAVAILABLE" | "HOSTAPP_INVALID_RESPONSE" | "HOSTAPP_REJECTED" | "EVENT_RECEIVER_DISABLED" | "INVALID_EVENT_DATA" | "EVENT_DELIVERY_FAILED" | "RATE_LIMITED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UNKNOWN_ERROR";
         /**
          * Error
          * @description Body of every platform error. `error_code` is machine-readable (see `ErrorCode` for the
@@ -1243,6 +1219,11 @@ export interface components {
          */
         UpdateHostappRequest: components["schemas"]["HostappSettingsFields"] & Record<string, unknown>;
         /**
+         * LinkedHostapps
+         * @description The `client_id`s of the host apps the miniapp runs in (links); each must be a registered host app.
+         */
+        LinkedHostapps: components["schemas"]["ClientId"][];
+        /**
          * MiniappUrls
          * @description Where the platform calls the miniapp server. A URL left out is not registered and that call fails (ADR 0012).
          */
@@ -1259,8 +1240,7 @@ export interface components {
         DashboardMiniapp: {
             app_id: components["schemas"]["AppId"];
             name: components["schemas"]["PartnerName"];
-            /** @description The `client_id`s of the host apps the miniapp runs in. */
-            hostapps: components["schemas"]["ClientId"][];
+            hostapps: components["schemas"]["LinkedHostapps"];
             urls: components["schemas"]["MiniappUrls"];
             allowed_ips: components["schemas"]["AllowedIps"];
             signing: components["schemas"]["SigningSettings"];
@@ -1297,8 +1277,7 @@ export interface components {
          */
         CreateMiniappRequest: components["schemas"]["MiniappSettingsFields"] & {
             app_id: components["schemas"]["NewPartnerId"];
-            /** @description The `client_id`s of the host apps the miniapp runs in (each must be registered). */
-            hostapps?: components["schemas"]["ClientId"][];
+            hostapps?: components["schemas"]["LinkedHostapps"];
         };
         /**
          * CreatedMiniapp
@@ -1311,10 +1290,12 @@ export interface components {
         /**
          * UpdateMiniappRequest
          * @description The settings to change (`urls` and `features` members left out keep their value;
-         *     `allowed_ips` is replaced whole). Links to host apps are changed with `linkMiniappHostapp` and
-         *     `unlinkMiniappHostapp`.
+         *     `allowed_ips` and `hostapps` are replaced whole). Only operators may change `hostapps`, the
+         *     host apps the miniapp is linked to (a partner sending it is refused with `UNAUTHORIZED`).
          */
-        UpdateMiniappRequest: components["schemas"]["MiniappSettingsFields"] & Record<string, unknown>;
+        UpdateMiniappRequest: components["schemas"]["MiniappSettingsFields"] & {
+            hostapps?: components["schemas"]["LinkedHostapps"];
+        };
         /**
          * PartnerType
          * @description Which kind of partner, as it appears in dashboard paths.
@@ -1673,10 +1654,9 @@ export interface components {
             };
         };
         /**
-         * @description The body or a parameter breaks the contract, or the change is not allowed in the current
-         *     state (an identifier already registered, a third active credential of a kind, revoking the
-         *     last active `secret_key`, signing enabled without a signing secret, an unknown host app)
-         *     (`INVALID_REQUEST`). Do not retry; fix the request.
+         * @description The body or a parameter breaks the contract (`INVALID_REQUEST`): a limit, a pattern, an
+         *     unknown member, a malformed allow-list entry, a cursor this API did not make. Do not retry;
+         *     fix the request.
          */
         DashboardInvalidRequest: {
             headers: {
@@ -1696,6 +1676,23 @@ export interface components {
         DashboardUnauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The change is well formed but the current state does not allow it (`CONFLICT`): the
+         *     identifier is already registered, the partner already has two active credentials of the kind,
+         *     the credential is the last active `secret_key` (or the last signing secret while signing is
+         *     enabled), signing is enabled without a signing secret, or a linked host app is not
+         *     registered. Change the state first (for example revoke the old credential), then retry.
+         */
+        DashboardConflict: {
+            headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
@@ -2412,6 +2409,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2482,6 +2480,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2543,6 +2542,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2613,82 +2613,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
-            429: components["responses"]["RateLimited"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    linkMiniappHostapp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The miniapp's `app_id`.
-                 * @example ma_7f3c2a
-                 */
-                app_id: components["parameters"]["AppIdPath"];
-                /**
-                 * @description The host app's `client_id`.
-                 * @example ha_superapp
-                 */
-                client_id: components["parameters"]["ClientIdPath"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The miniapp's settings, linked. */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DashboardMiniapp"];
-                };
-            };
-            400: components["responses"]["DashboardInvalidRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
-            404: components["responses"]["DashboardNotFound"];
-            429: components["responses"]["RateLimited"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    unlinkMiniappHostapp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The miniapp's `app_id`.
-                 * @example ma_7f3c2a
-                 */
-                app_id: components["parameters"]["AppIdPath"];
-                /**
-                 * @description The host app's `client_id`.
-                 * @example ha_superapp
-                 */
-                client_id: components["parameters"]["ClientIdPath"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The miniapp's settings, unlinked. */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DashboardMiniapp"];
-                };
-            };
-            400: components["responses"]["DashboardInvalidRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
-            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2769,6 +2694,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2812,6 +2738,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,8 +1,10 @@
-import { ApiError } from '../../contract/errors.js';
+import { DashboardCaller } from '../dashboard/caller.js';
+import { partnerChanges } from '../dashboard/changes.js';
 import type { OperationHandler } from './handler.js';
 
+/** Dashboard: an operator creates a miniapp; its first secret_key is shown once. */
 export const createMiniapp: OperationHandler<'createMiniapp'> = {
-  async handle() {
-    throw new ApiError('UNKNOWN_ERROR', 'not available yet');
+  async handle({ caller, body }, platform) {
+    return { status: 201, body: await partnerChanges.createMiniapp(platform, new DashboardCaller(caller), body) };
   },
 };

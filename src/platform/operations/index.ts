@@ -14,8 +14,6 @@ import { listMiniapps } from './listMiniapps.js';
 import { createMiniapp } from './createMiniapp.js';
 import { getMiniapp } from './getMiniapp.js';
 import { updateMiniapp } from './updateMiniapp.js';
-import { linkMiniappHostapp } from './linkMiniappHostapp.js';
-import { unlinkMiniappHostapp } from './unlinkMiniappHostapp.js';
 import { listCredentials } from './listCredentials.js';
 import { issueCredential } from './issueCredential.js';
 import { revokeCredential } from './revokeCredential.js';
@@ -48,8 +46,6 @@ export const handlers: HandlerTable = {
   createMiniapp,
   getMiniapp,
   updateMiniapp,
-  linkMiniappHostapp,
-  unlinkMiniappHostapp,
   listCredentials,
   issueCredential,
   revokeCredential,

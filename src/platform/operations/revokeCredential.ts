@@ -1,8 +1,18 @@
-import { ApiError } from '../../contract/errors.js';
+import { DashboardCaller } from '../dashboard/caller.js';
+import { partnerChanges } from '../dashboard/changes.js';
 import type { OperationHandler } from './handler.js';
 
+/** Dashboard: revoke a credential (a rotation's end). */
 export const revokeCredential: OperationHandler<'revokeCredential'> = {
-  async handle() {
-    throw new ApiError('UNKNOWN_ERROR', 'not available yet');
+  async handle({ caller, params }, platform) {
+    return {
+      body: await partnerChanges.revokeCredential(
+        platform,
+        new DashboardCaller(caller),
+        params.partner_type as 'hostapps' | 'miniapps',
+        params.partner_id!,
+        params.credential_id!,
+      ),
+    };
   },
 };

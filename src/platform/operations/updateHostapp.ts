@@ -1,8 +1,10 @@
-import { ApiError } from '../../contract/errors.js';
+import { DashboardCaller } from '../dashboard/caller.js';
+import { partnerChanges } from '../dashboard/changes.js';
 import type { OperationHandler } from './handler.js';
 
+/** Dashboard: change a host app's settings, in force everywhere within a second. */
 export const updateHostapp: OperationHandler<'updateHostapp'> = {
-  async handle() {
-    throw new ApiError('UNKNOWN_ERROR', 'not available yet');
+  async handle({ caller, params, body }, platform) {
+    return { body: await partnerChanges.updateHostapp(platform, new DashboardCaller(caller), params.client_id!, body) };
   },
 };

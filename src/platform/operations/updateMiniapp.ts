@@ -1,8 +1,10 @@
-import { ApiError } from '../../contract/errors.js';
+import { DashboardCaller } from '../dashboard/caller.js';
+import { partnerChanges } from '../dashboard/changes.js';
 import type { OperationHandler } from './handler.js';
 
+/** Dashboard: change a miniapp's settings, in force everywhere within a second. */
 export const updateMiniapp: OperationHandler<'updateMiniapp'> = {
-  async handle() {
-    throw new ApiError('UNKNOWN_ERROR', 'not available yet');
+  async handle({ caller, params, body }, platform) {
+    return { body: await partnerChanges.updateMiniapp(platform, new DashboardCaller(caller), params.app_id!, body) };
   },
 };
