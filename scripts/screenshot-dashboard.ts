@@ -3,7 +3,7 @@
  * host app and miniapp in process), pays one order so the miniapp has an E6 delivery, signs in to
  * the dashboard at /dashboard/ as the sandbox miniapp and saves each part of it to
  * docs/screenshots/: dashboard-settings.png (with the contract's message for a bad URL),
- * dashboard-rotation.png (a new secret shown once), dashboard-deliveries.png and
+ * dashboard-rotation.png (a new secret shown once), dashboard-deliveries.png (after a redelivery) and
  * dashboard-audit.png.
  */
 import { mkdir } from 'node:fs/promises';
@@ -42,7 +42,7 @@ try {
   const confirmed = await fetch(`${sandbox.hostappUrl}/sandbox/payments/${encodeURIComponent(orderPaymentId)}/confirm`, { method: 'POST' });
   if (!confirmed.ok) throw new Error(`the sandbox did not confirm ${orderPaymentId}: HTTP ${confirmed.status}`);
 
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(error.message));
   const shot = async (name: string) => {
@@ -71,7 +71,12 @@ try {
   await shot('dashboard-rotation.png');
 
   await page.getByRole('tab', { name: 'E6 deliveries' }).click();
-  await page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId }).waitFor({ timeout: STEP_MS });
+  const delivery = page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId });
+  await delivery.locator('td[data-field="status"]', { hasText: 'delivered' }).waitFor({ timeout: STEP_MS });
+  await delivery.getByRole('button', { name: /^Redeliver / }).click();
+  await page.locator('#deliveries-ok').waitFor({ state: 'visible', timeout: STEP_MS });
+  // The click scrolled a wide table to its button; the picture starts at the table's left edge.
+  await page.locator('#panel-deliveries').evaluate((panel) => panel.scrollTo(0, 0));
   await shot('dashboard-deliveries.png');
 
   await page.getByRole('tab', { name: 'Audit log' }).click();

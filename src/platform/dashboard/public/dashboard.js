@@ -324,7 +324,11 @@ function renderTable(table, schema, items, { append = false, action } = {}) {
     for (const name of columns) {
       const th = document.createElement('th');
       th.scope = 'col';
-      th.textContent = name;
+      // A long member name may wrap after an underscore, never inside a word.
+      name.split('_').forEach((part, index) => {
+        if (index > 0) th.append('_', document.createElement('wbr'));
+        th.append(part);
+      });
       row.append(th);
     }
     if (action) {
