@@ -2410,6 +2410,8 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2481,6 +2483,8 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2543,6 +2547,8 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2614,6 +2620,8 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2695,6 +2703,8 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -2,14 +2,8 @@ import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
 import { InvalidCursorError, type PartnerKind, type PartnerRow, type Queryable } from '../store/index.js';
 import type { DashboardCaller } from './caller.js';
-import type { PartnerDirectory } from './directory.js';
 
 export const label = (kind: PartnerKind) => (kind === 'hostapp' ? 'host app' : 'miniapp');
-
-export function directoryOf(platform: PlatformContext): PartnerDirectory {
-  if (!platform.partners) throw new ApiError('UNKNOWN_ERROR', 'the dashboard is not available on this instance');
-  return platform.partners;
-}
 
 export function cursorProblem(error: unknown): never {
   if (error instanceof InvalidCursorError) throw new ApiError('INVALID_REQUEST', 'cursor is not one this API produced');

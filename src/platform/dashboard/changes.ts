@@ -1,11 +1,9 @@
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
-import { IpAllowList } from '../auth/ipAllowList.js';
 import type { PlatformContext } from '../context.js';
-import { credentialView, PartnerExists, type PartnerKind, type PartnerRow, type Queryable } from '../store/index.js';
-import { accessible, directoryOf } from './access.js';
+import { credentialView, type PartnerRow, type Queryable } from '../store/index.js';
+import { accessible } from './access.js';
 import type { DashboardCaller } from './caller.js';
-import { newSecretKey, newSigningSecret } from './secrets.js';
 import {
   changesBetween,
   hostappView,
@@ -16,121 +14,13 @@ import {
   type MiniappSettings,
   type PartnerType,
 } from './settings.js';
+import { activeSigningSecrets, checkAllowList, checkHostapps, issue, MAX_ACTIVE_PER_KIND, write } from './writes.js';
 
 type Schemas = components['schemas'];
 type CredentialKind = Schemas['CredentialKind'];
 
-/** At most this many active credentials of a kind: the old and the new of a rotation. */
-const MAX_ACTIVE_PER_KIND = 2;
-
-function checkAllowList(entries: readonly string[] | undefined): void {
-  if (!entries) return;
-  try {
-    new IpAllowList(entries);
-  } catch (error) {
-    throw new ApiError('INVALID_REQUEST', `allowed_ips: ${(error as Error).message}`);
-  }
-}
-
-/** Runs a change in one transaction with its audit entry and NOTIFY, then refreshes this instance's snapshot. */
-async function write<T>(platform: PlatformContext, change: (tx: Queryable) => Promise<T>): Promise<T> {
-  const result = await platform.store.partners.transaction(async (tx) => {
-    const value = await change(tx);
-    await platform.store.partners.announce(tx);
-    return value;
-  });
-  await directoryOf(platform).refresh();
-  return result;
-}
-
-async function activeSigningSecrets(tx: Queryable, platform: PlatformContext, kind: PartnerKind, id: string): Promise<number> {
-  const rows = await platform.store.partners.credentials(tx, kind, id);
-  return rows.filter((row) => row.kind === 'signing_secret' && !row.revoked_at).length;
-}
-
-async function issue(platform: PlatformContext, tx: Queryable, row: Pick<PartnerRow, 'partner_type' | 'partner_id'>, kind: CredentialKind) {
-  const secret = kind === 'secret_key' ? newSecretKey() : newSigningSecret();
-  const stored = await directoryOf(platform).insertCredential(tx, row, kind, secret);
-  return { ...credentialView(stored), secret };
-}
-
-async function checkHostapps(platform: PlatformContext, tx: Queryable, hostapps: readonly string[]): Promise<void> {
-  for (const clientId of hostapps)
-    if (!(await platform.store.partners.get(tx, 'hostapp', clientId)))
-      throw new ApiError('CONFLICT', `hostapps names ${clientId}, which is not a registered host app`);
-}
-
 /** Changes to partners: each in one transaction with its audit entry and NOTIFY (ADR 0027, ADR 0028). */
 export const partnerChanges = {
-  async createHostapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateHostappRequest']) {
-    checkAllowList(body.allowed_ips);
-    if (body.signing?.enabled)
-      throw new ApiError(
-        'CONFLICT',
-        'signing.enabled needs a signing secret: create the host app, issue a signing_secret, then enable signing',
-      );
-    const { client_id, ...fields } = body;
-    const settings: HostappSettings = {
-      name: fields.name!,
-      token_prefix: fields.token_prefix ?? 'Token',
-      use_access_token: fields.use_access_token ?? false,
-      payment_status_method: fields.payment_status_method ?? 'POST',
-      urls: fields.urls ?? {},
-      allowed_ips: fields.allowed_ips ?? [],
-      signing: { enabled: false },
-      features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
-    };
-    return write(platform, async (tx) => {
-      const row = await insertOrRefuse(platform, tx, 'hostapp', client_id, settings);
-      const credential = await issue(platform, tx, row, 'secret_key');
-      await platform.store.partners.audit(tx, {
-        actor: caller.actor,
-        action: 'create',
-        partner_type: 'hostapps',
-        partner_id: client_id,
-        changes: [
-          ...changesBetween(undefined, settings as never),
-          { field: `credential.${credential.credential_id}`, before: null, after: '"active secret_key"' },
-        ],
-      });
-      return { hostapp: hostappView(row), credential };
-    });
-  },
-
-  async createMiniapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateMiniappRequest']) {
-    checkAllowList(body.allowed_ips);
-    if (body.signing?.enabled)
-      throw new ApiError(
-        'CONFLICT',
-        'signing.enabled needs a signing secret: create the miniapp, issue a signing_secret, then enable signing',
-      );
-    const { app_id, hostapps = [], ...fields } = body;
-    const settings: MiniappSettings = {
-      name: fields.name!,
-      urls: fields.urls ?? {},
-      allowed_ips: fields.allowed_ips ?? [],
-      signing: { enabled: false },
-      features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
-    };
-    return write(platform, async (tx) => {
-      await checkHostapps(platform, tx, hostapps);
-      const row = await insertOrRefuse(platform, tx, 'miniapp', app_id, settings);
-      for (const clientId of hostapps) await platform.store.partners.link(tx, app_id, clientId);
-      const credential = await issue(platform, tx, row, 'secret_key');
-      await platform.store.partners.audit(tx, {
-        actor: caller.actor,
-        action: 'create',
-        partner_type: 'miniapps',
-        partner_id: app_id,
-        changes: [
-          ...changesBetween(undefined, { ...settings, hostapps } as never),
-          { field: `credential.${credential.credential_id}`, before: null, after: '"active secret_key"' },
-        ],
-      });
-      return { miniapp: miniappView(row, [...hostapps].sort()), credential };
-    });
-  },
-
   async updateHostapp(platform: PlatformContext, caller: DashboardCaller, clientId: string, body: Schemas['UpdateHostappRequest']) {
     checkAllowList(body.allowed_ips);
     return write(platform, async (tx) => {
@@ -230,21 +120,6 @@ export const partnerChanges = {
     });
   },
 };
-
-async function insertOrRefuse(
-  platform: PlatformContext,
-  tx: Queryable,
-  kind: PartnerKind,
-  id: string,
-  settings: HostappSettings | MiniappSettings,
-) {
-  try {
-    return await platform.store.partners.insert(tx, kind, id, settings as unknown as Record<string, unknown>);
-  } catch (error) {
-    if (error instanceof PartnerExists) throw new ApiError('CONFLICT', error.message);
-    throw error;
-  }
-}
 
 async function applyUpdate(
   platform: PlatformContext,
