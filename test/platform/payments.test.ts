@@ -671,6 +671,12 @@ describe('rate limits', () => {
 });
 
 describe('coverage', () => {
+  test('the dashboard refuses a state change the current state does not allow (CONFLICT)', async () => {
+    const again = await harness.call('createHostapp', { client_id: HOSTAPP.id, name: 'Again' }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(again.status).toBe(409);
+    expect(again.body.error_code).toBe('CONFLICT');
+  });
+
   test('every error code in the contract catalogue is reachable and was returned above', () => {
     for (const code of harness.errorCodesSeen) seen.add(code);
     const catalogue = (loadDocument('platform').components.schemas.ErrorCode as { enum: string[] }).enum;

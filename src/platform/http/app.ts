@@ -10,8 +10,9 @@ import { requestLog } from './requestLog.js';
 import { sendError } from './respond.js';
 
 /**
- * The platform's Express app: the contract's operations, the rendered docs at /docs, and
- * contract-shaped JSON for everything else (unknown route 404, wrong method 405), never HTML.
+ * The platform's Express app: the contract's operations, the rendered docs at /docs, the partner
+ * dashboard at /dashboard/, and contract-shaped JSON for everything else (unknown route 404,
+ * wrong method 405), never HTML.
  */
 export function createApp(platform: PlatformContext): express.Express {
   const app = express();
@@ -43,6 +44,17 @@ export function createApp(platform: PlatformContext): express.Express {
     express.static(join(packageRoot(), 'generated', 'openapi'), { index: false, fallthrough: true, setHeaders: readableContract }),
   );
   app.use('/docs/screenshots', express.static(join(packageRoot(), 'docs', 'screenshots'), { fallthrough: true }));
+  // The partner dashboard: static pages that call the Dashboard API with the contract it reads
+  // from /openapi/platform.json (ADR 0030).
+  app.use(
+    '/dashboard',
+    express.static(join(packageRoot(), 'src', 'platform', 'dashboard', 'public'), {
+      index: 'index.html',
+      redirect: true,
+      fallthrough: true,
+      setHeaders: dashboardHeaders,
+    }),
+  );
 
   const knownPaths = [...contractOperations().values()]
     .filter((op) => op.api === 'platform')
@@ -64,6 +76,22 @@ export function createApp(platform: PlatformContext): express.Express {
     sendError(res, (op && clientFault(error, op)) ?? error, op, req.log);
   });
   return app;
+}
+
+/**
+ * The dashboard handles partners' secrets: its pages load nothing from elsewhere, run no inline
+ * script, cannot be framed (clickjacking a rotate or revoke button), send no Referer, and are
+ * revalidated on every load so a fixed page reaches every browser at once.
+ */
+function dashboardHeaders(res: Response): void {
+  res.setHeader(
+    'Content-Security-Policy',
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  );
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cache-Control', 'no-cache');
 }
 
 /** Bundles open in the browser as text rather than downloading as an unknown type. */

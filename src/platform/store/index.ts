@@ -5,6 +5,7 @@ import { createIdempotency, type Idempotency } from './idempotency.js';
 import { migrate } from './migrate.js';
 import { createOrderPayments, type OrderPayments } from './orderPayments.js';
 import { createOutbox, type Outbox } from './outbox.js';
+import { createPartners, type Partners } from './partners.js';
 import { createReplayGuard, type ReplayGuard } from './replayGuard.js';
 import { systemClock, type Clock } from './time.js';
 
@@ -23,6 +24,8 @@ export type {
 } from './orderPayments.js';
 export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery } from './outbox.js';
 export { InvalidCursorError } from './outbox.js';
+export type { CredentialRow, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
+export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
 
 export interface Store {
@@ -32,6 +35,8 @@ export interface Store {
   readonly outbox: Outbox;
   readonly eventLog: EventLog;
   readonly replayGuard: ReplayGuard;
+  /** The dashboard's partners, credentials and audit log (ADR 0027). */
+  readonly partners: Partners;
   /** Resolves when the database answers; for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -61,6 +66,7 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
     outbox: createOutbox(db, clock),
     eventLog: createEventLog(db, clock),
     replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
+    partners: createPartners(db, clock),
     async ping() {
       await db.query('SELECT 1');
     },

@@ -1,0 +1,316 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../../scripts/lib/docs-browser.js';
+import { basicAuthorization } from '../../src/wire/credentials.js';
+import type { Received } from '../support/fakePartners.js';
+import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
+
+// The partner dashboard served at /dashboard/, driven in Debian's Chromium: a miniapp signs in
+// with its own credentials, changes a URL, sees the contract's message for a bad one, rotates and
+// revokes its secret, redelivers an E6 callback and reads its audit log; and sees nothing of
+// another partner. What the page shows is checked against what the Dashboard API answers.
+// Chromium is required: without it these tests fail (CI installs it with apt-get install -y chromium).
+
+const STEP_MS = 30_000;
+const OTHER = { id: 'ma_other', secret: 'other-miniapp-secret-1' };
+
+const harness = new PlatformHarness();
+let browser: Browser;
+let page: Page;
+let pageErrors: string[];
+let counter = 0;
+/** The miniapp's secret_key as it stands after the rotation test (the dashboard may change it). */
+let miniappSecret = MINIAPP.secret;
+
+function hostappE3(_request: Received, res: ServerResponse) {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_dash_${++counter}` }));
+}
+
+beforeAll(async () => {
+  harness.hostapp.on('/create-order-payment', hostappE3);
+  harness.miniapp.on('/complete-order', { code: 'SUCCESS' }).on('/complete-order-moved', { code: 'SUCCESS' });
+  await harness.start({
+    registry: (registry) => {
+      registry.miniapps.push({
+        app_id: OTHER.id,
+        secret_key: OTHER.secret,
+        hostapps: [HOSTAPP.id],
+        features: { payments: true, event_bridge: false, event_receiver: false },
+        urls: { complete_order: 'https://other.example/secret-callback' },
+      });
+    },
+  });
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await harness.stop();
+});
+
+beforeEach(async () => {
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  pageErrors = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    // A refused sign-in or save is an answer the page shows, not a page error.
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) pageErrors.push(message.text());
+  });
+  // Nothing may leave the machine: the dashboard uses no external resources.
+  await page.route(/^(?!http:\/\/127\.0\.0\.1[:/])/, (route) => {
+    pageErrors.push(`external request: ${route.request().url()}`);
+    return route.abort('internetdisconnected');
+  });
+});
+
+afterEach(async () => {
+  await page?.close();
+  expect(pageErrors).toEqual([]);
+});
+
+async function signIn(id: string, secret: string): Promise<void> {
+  await page.goto(`${harness.running.url}/dashboard/`);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
+  await page.getByLabel('Partner id').fill(id);
+  await page.getByLabel('Secret', { exact: true }).fill(secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#app').waitFor({ state: 'visible', timeout: STEP_MS });
+}
+
+async function openTab(name: string): Promise<void> {
+  await page.getByRole('tab', { name }).click();
+  await page.getByRole('tabpanel', { name }).waitFor({ state: 'visible', timeout: STEP_MS });
+}
+
+function field(name: string) {
+  return page.getByLabel(name, { exact: true });
+}
+
+async function getMiniapp(id: string, secret: string) {
+  return harness.call('getMiniapp', undefined, {
+    authorization: basicAuthorization(id, secret),
+    path: `/api/v1/dashboard/miniapps/${encodeURIComponent(id)}`,
+  });
+}
+
+describe('serving', () => {
+  it('/dashboard redirects to /dashboard/, served with a strict CSP and no framing; an unknown file is a contract 404', async () => {
+    const bare = await fetch(`${harness.running.url}/dashboard`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/dashboard/');
+    const index = await fetch(`${harness.running.url}/dashboard/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(index.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(index.headers.get('x-frame-options')).toBe('DENY');
+    const missing = await fetch(`${harness.running.url}/dashboard/nothing-here.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error_code: 'NOT_FOUND' });
+  });
+});
+
+describe('signing in', () => {
+  it('wrong credentials: the contract’s message is shown and nothing of the partner', async () => {
+    await page.goto(`${harness.running.url}/dashboard/`);
+    await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
+    await page.getByLabel('Partner id').fill(MINIAPP.id);
+    await page.getByLabel('Secret', { exact: true }).fill('not-the-secret');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.locator('#sign-in-form .form-error');
+    await alert.waitFor({ state: 'visible', timeout: STEP_MS });
+    const answer = await harness.call('getMiniapp', undefined, {
+      authorization: basicAuthorization(MINIAPP.id, 'not-the-secret'),
+      path: `/api/v1/dashboard/miniapps/${MINIAPP.id}`,
+    });
+    expect(answer.status).toBe(401);
+    expect(await alert.textContent()).toBe(`${answer.body.error_message} (${answer.body.error_code})`);
+    expect(await page.locator('#app').isHidden()).toBe(true);
+    // The secret typed is not kept in the form once the attempt is over.
+    expect(await page.getByLabel('Secret', { exact: true }).inputValue()).toBe('');
+  }, 90_000);
+
+  it('the page keeps no credential in storage or cookies: a reload signs out', async () => {
+    await signIn(MINIAPP.id, miniappSecret);
+    const stored = await page.evaluate(
+      '({ local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie })',
+    );
+    expect(stored).toEqual({ local: '{}', session: '{}', cookie: '' });
+    await page.reload();
+    await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
+    expect(await page.locator('#sign-in').isVisible()).toBe(true);
+    expect(await page.locator('#app').isHidden()).toBe(true);
+  }, 90_000);
+});
+
+describe('settings', () => {
+  it('a changed URL is saved, shown after a reload and used by the API', async () => {
+    await signIn(MINIAPP.id, miniappSecret);
+    expect(await page.locator('#identity dd[data-field="app_id"]').textContent()).toBe(MINIAPP.id);
+    const moved = `${harness.miniapp.url}/complete-order-moved`;
+    await field('complete_order').fill(moved);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.locator('#settings-form .form-ok', { hasText: 'Saved.' }).waitFor({ timeout: STEP_MS });
+    expect((await getMiniapp(MINIAPP.id, miniappSecret)).body.urls.complete_order).toBe(moved);
+
+    await page.reload();
+    await signIn(MINIAPP.id, miniappSecret);
+    expect(await field('complete_order').inputValue()).toBe(moved);
+
+    await field('complete_order').fill(`${harness.miniapp.url}/complete-order`);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.locator('#settings-form .form-ok', { hasText: 'Saved.' }).waitFor({ timeout: STEP_MS });
+  }, 90_000);
+
+  it('an invalid URL: the contract’s error_message is shown next to the field and nothing changes', async () => {
+    await signIn(MINIAPP.id, miniappSecret);
+    const before = (await getMiniapp(MINIAPP.id, miniappSecret)).body;
+    await field('complete_order').fill('ftp://not-a-callback.example/');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const error = page.locator('.field-error[data-error-for="urls.complete_order"]');
+    await error.waitFor({ state: 'visible', timeout: STEP_MS });
+    // The same change straight to the API: the page shows its message word for word.
+    const answer = await harness.call(
+      'updateMiniapp',
+      { urls: { complete_order: 'ftp://not-a-callback.example/' } },
+      { authorization: basicAuthorization(MINIAPP.id, miniappSecret), path: `/api/v1/dashboard/miniapps/${MINIAPP.id}` },
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.body.error_message).toMatch(/^urls\.complete_order\b/);
+    expect(await error.textContent()).toBe(`${answer.body.error_message} (${answer.body.error_code})`);
+    expect(await field('complete_order').getAttribute('aria-invalid')).toBe('true');
+    expect((await getMiniapp(MINIAPP.id, miniappSecret)).body.urls).toEqual(before.urls);
+  }, 90_000);
+});
+
+describe('credentials', () => {
+  it('rotate: the new secret is shown once; old and new both work during the overlap; revoking the old refuses it', async () => {
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('Credentials');
+    const before = await harness.call('listCredentials', undefined, {
+      authorization: basicAuthorization(MINIAPP.id, miniappSecret),
+      path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/credentials`,
+    });
+    expect(before.status).toBe(200);
+    const oldIds = new Set<string>(
+      before.body.credentials.filter((c: any) => c.kind === 'secret_key' && c.status === 'active').map((c: any) => c.credential_id),
+    );
+    expect(oldIds.size).toBe(1);
+
+    await page.getByLabel('Kind').selectOption('secret_key');
+    await page.getByRole('button', { name: 'Issue a new secret' }).click();
+    const shown = page.locator('#new-secret');
+    await shown.waitFor({ state: 'visible', timeout: STEP_MS });
+    expect(await shown.textContent()).toContain('only time the secret is shown');
+    const secret = await page.locator('#new-secret-value').inputValue();
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    const oldSecret = miniappSecret;
+
+    // The overlap: both secrets work.
+    expect((await getMiniapp(MINIAPP.id, oldSecret)).status).toBe(200);
+    expect((await getMiniapp(MINIAPP.id, secret)).status).toBe(200);
+    miniappSecret = secret;
+
+    // The list shows two active secret keys; the secret appears nowhere but in the one-time box.
+    const rows = page.locator('#credentials-table tbody tr', { hasText: 'secret_key' });
+    await expect.poll(() => rows.filter({ hasText: 'active' }).count(), { timeout: STEP_MS }).toBe(2);
+    expect(await page.locator('#credentials-table').textContent()).not.toContain(secret);
+
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await shown.isHidden()).toBe(true);
+    expect(await page.locator('#new-secret-value').inputValue()).toBe('');
+
+    const [oldId] = [...oldIds];
+    await page.getByRole('button', { name: `Revoke secret_key ${oldId}` }).click();
+    await page.locator('#credentials-table tbody tr', { hasText: oldId }).filter({ hasText: 'revoked' }).waitFor({ timeout: STEP_MS });
+    // The dashboard now signs in with the new secret: it keeps working after the revocation.
+    expect(await page.locator('#credentials-error').isHidden()).toBe(true);
+    expect((await getMiniapp(MINIAPP.id, oldSecret)).status).toBe(401);
+    expect((await getMiniapp(MINIAPP.id, secret)).status).toBe(200);
+    // The miniapp's E1 with the new secret works too.
+    const e1 = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, secret) });
+    expect(e1.status).toBe(200);
+  }, 90_000);
+});
+
+describe('E6 deliveries', () => {
+  it('a delivery is listed and redelivered: the miniapp server gets the same event again', async () => {
+    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, miniappSecret) });
+    expect(created.status).toBe(200);
+    const orderPaymentId: string = created.body.order_payment_id;
+    const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId, payment_status: 'paid' };
+    expect((await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() })).body.code).toBe('SUCCESS');
+    const callbacks = () => harness.miniapp.received.filter((r) => r.path.startsWith('/complete-order') && r.body.includes(orderPaymentId));
+    const first = await harness.eventually('E6', () => callbacks()[0]);
+
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('E6 deliveries');
+    const row = page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId });
+    await expect.poll(() => row.locator('td[data-field="status"]').textContent(), { timeout: STEP_MS }).toBe('delivered');
+    await row.getByRole('button', { name: /^Redeliver / }).click();
+    await page.locator('#deliveries-ok').waitFor({ state: 'visible', timeout: STEP_MS });
+    const again = await harness.eventually('E6 again', () => callbacks()[1], STEP_MS);
+    expect(again.headers['x-minibridge-event-id']).toBe(first.headers['x-minibridge-event-id']);
+  }, 90_000);
+});
+
+describe('audit log', () => {
+  it('lists the changes made through the dashboard, never a secret', async () => {
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('Audit log');
+    const table = page.locator('#audit-table');
+    await table.locator('tbody tr', { hasText: 'urls.complete_order' }).first().waitFor({ timeout: STEP_MS });
+    await table.locator('tbody tr', { hasText: 'issue_credential' }).first().waitFor({ timeout: STEP_MS });
+    await table.locator('tbody tr', { hasText: 'revoke_credential' }).first().waitFor({ timeout: STEP_MS });
+    const text = (await table.textContent()) ?? '';
+    expect(text).toContain(`${harness.miniapp.url}/complete-order-moved`);
+    expect(text).not.toContain(miniappSecret);
+    expect(text).not.toContain(MINIAPP.secret);
+  }, 90_000);
+});
+
+describe('one partner, its own data only', () => {
+  it('a miniapp sees none of another miniapp’s settings, deliveries or audit entries', async () => {
+    await signIn(MINIAPP.id, miniappSecret);
+    expect(await page.locator('#operator-bar').isHidden()).toBe(true);
+    for (const tab of ['Settings', 'Credentials', 'E6 deliveries', 'Audit log']) {
+      await openTab(tab);
+      await page.locator('[role="tabpanel"]:not([hidden]) table tbody tr, #panel-settings:not([hidden]) input').first().waitFor({
+        timeout: STEP_MS,
+      });
+      const text = await page.locator('main').innerText();
+      expect(text, tab).not.toContain(OTHER.id);
+      expect(text, tab).not.toContain('other.example');
+    }
+    // The other miniapp signs in and sees its own.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(OTHER.id, OTHER.secret);
+    expect(await page.locator('#identity dd[data-field="app_id"]').textContent()).toBe(OTHER.id);
+    expect(await field('complete_order').inputValue()).toBe('https://other.example/secret-callback');
+    await openTab('E6 deliveries');
+    await page.locator('#deliveries-table tbody tr').first().waitFor({ timeout: STEP_MS });
+    expect(await page.locator('#deliveries-table tbody').innerText()).not.toContain(MINIAPP.id);
+  }, 90_000);
+});
+
+describe('operators', () => {
+  it('an operator signs in with the admin token and reads any partner', async () => {
+    await page.goto(`${harness.running.url}/dashboard/`);
+    await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
+    await page.getByLabel('an operator').check();
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#app').waitFor({ state: 'visible', timeout: STEP_MS });
+    const picker = page.getByLabel('Partner', { exact: true });
+    expect(await picker.locator('option').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining(HOSTAPP.id), expect.stringContaining(MINIAPP.id), expect.stringContaining(OTHER.id)]),
+    );
+    await picker.selectOption(`miniapps/${OTHER.id}`);
+    await expect.poll(() => page.locator('#identity dd[data-field="app_id"]').textContent(), { timeout: STEP_MS }).toBe(OTHER.id);
+    expect(await field('complete_order').inputValue()).toBe('https://other.example/secret-callback');
+    await picker.selectOption(`hostapps/${HOSTAPP.id}`);
+    await expect.poll(() => page.locator('#identity dd[data-field="client_id"]').textContent(), { timeout: STEP_MS }).toBe(HOSTAPP.id);
+    expect(await field('create_order_payment').inputValue()).toBe(`${harness.hostapp.url}/create-order-payment`);
+  }, 90_000);
+});
