@@ -8,6 +8,7 @@ import { createApp } from './http/app.js';
 import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
 import { createRateLimiters } from './http/rateLimiter.js';
+import { openSharedLimits } from './http/sharedRateLimits.js';
 import { createMetrics } from './observability/metrics.js';
 import type { PlatformContext } from './context.js';
 import { loadRegistry } from './registry/loadRegistry.js';
@@ -52,12 +53,18 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     throw error;
   }
   const store = await opening;
+  const metrics = createMetrics(() => store.outbox.countPending());
+  const sharedLimits = await openSharedLimits(config, store, log, metrics);
   const platform: PlatformContext = {
     config,
     store,
     registry,
-    rateLimiters: createRateLimiters({ partner: config.rateLimit, failedAuthentication: config.failedAuthLimit }),
-    metrics: createMetrics(() => store.outbox.countPending()),
+    rateLimiters: createRateLimiters(
+      { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit },
+      undefined,
+      sharedLimits.shared,
+    ),
+    metrics,
     log,
     // The worker is made just below, before the server accepts anything that could wake it.
     wakeWorker: () => worker.wake(),
@@ -98,6 +105,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       await closed;
       clearTimeout(grace);
       await worker.stop();
+      await sharedLimits.close();
       await store.close();
       log.info('minibridge platform stopped');
     })());

@@ -5,6 +5,7 @@ import { createIdempotency, type Idempotency } from './idempotency.js';
 import { migrate } from './migrate.js';
 import { createOrderPayments, type OrderPayments } from './orderPayments.js';
 import { createOutbox, type Outbox } from './outbox.js';
+import { createRateLimitBuckets, type RateLimitBuckets } from './rateLimitBuckets.js';
 import { createReplayGuard, type ReplayGuard } from './replayGuard.js';
 import { systemClock, type Clock } from './time.js';
 
@@ -24,6 +25,7 @@ export type {
 export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery } from './outbox.js';
 export { InvalidCursorError } from './outbox.js';
 export type { Clock } from './time.js';
+export type { BucketTake, RateLimitBuckets } from './rateLimitBuckets.js';
 
 export interface Store {
   readonly db: Db;
@@ -32,6 +34,8 @@ export interface Store {
   readonly outbox: Outbox;
   readonly eventLog: EventLog;
   readonly replayGuard: ReplayGuard;
+  /** Rate-limit buckets every instance on this database shares (ADR 0029). */
+  readonly rateLimitBuckets: RateLimitBuckets;
   /** Resolves when the database answers; for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -61,6 +65,7 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
     outbox: createOutbox(db, clock),
     eventLog: createEventLog(db, clock),
     replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
+    rateLimitBuckets: createRateLimitBuckets(db),
     async ping() {
       await db.query('SELECT 1');
     },
