@@ -209,6 +209,209 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/hostapps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List host apps
+         * @description Ordered by `client_id`. An operator sees every host app; a host app signed in sees only itself; a miniapp sees none.
+         */
+        get: operations["listHostapps"];
+        put?: never;
+        /**
+         * Create a host app
+         * @description Operators only. Issues the host app's first `secret_key`, shown once in the answer. Recorded in the audit log.
+         */
+        post: operations["createHostapp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/hostapps/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a host app's settings */
+        get: operations["getHostapp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a host app's settings
+         * @description URLs, features, the E4 method, the token prefix, the access-token option, allowed IPs and
+         *     signing. In force on every platform instance within a second (ADR 0028); recorded in the
+         *     audit log with each value before and after.
+         */
+        patch: operations["updateHostapp"];
+        trace?: never;
+    };
+    "/api/v1/dashboard/miniapps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List miniapps
+         * @description Ordered by `app_id`. An operator sees every miniapp; a miniapp signed in sees only itself; a host app sees none (its linked miniapps are not its settings).
+         */
+        get: operations["listMiniapps"];
+        put?: never;
+        /**
+         * Create a miniapp
+         * @description Operators only. Issues the miniapp's first `secret_key`, shown once in the answer. Recorded in the audit log.
+         */
+        post: operations["createMiniapp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/miniapps/{app_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a miniapp's settings */
+        get: operations["getMiniapp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a miniapp's settings
+         * @description URLs, features, allowed IPs, signing and (operators only) the linked host apps. In force on every platform instance within a second
+         *     (ADR 0028); recorded in the audit log with each value before and after.
+         */
+        patch: operations["updateMiniapp"];
+        trace?: never;
+    };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a partner's credentials
+         * @description Their records only; a secret is never shown again after it is issued.
+         */
+        get: operations["listCredentials"];
+        put?: never;
+        /**
+         * Issue a credential (start a rotation)
+         * @description Issues a new `secret_key` or signing secret; the answer shows the secret once. While the
+         *     old one is active both work, inbound and on every instance (the overlap); the platform
+         *     keeps presenting the older one on its own calls to the partner until it is revoked
+         *     (ADR 0027). At most two active credentials of a kind: revoke one first.
+         */
+        post: operations["issueCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/credentials/{credential_id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a credential (end a rotation)
+         * @description The credential stops working on every instance within a second (ADR 0028). The last active
+         *     `secret_key` cannot be revoked (issue a new one first); revoking the last signing secret
+         *     needs signing disabled. Idempotent.
+         */
+        post: operations["revokeCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a partner's E6 deliveries
+         * @description Newest first. A miniapp's are the E6 callbacks sent to it; a host app's are those for its payments.
+         */
+        get: operations["listPartnerDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver one of a partner's E6 callbacks again
+         * @description As `redeliverDelivery`, for a delivery of this partner: queued for an attempt now, with a
+         *     fresh 72-hour schedule, the same `X-Minibridge-Event-Id`. Recorded in the audit log.
+         */
+        post: operations["redeliverPartnerDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a partner's audit log
+         * @description Who changed what and when, newest first; never a secret.
+         */
+        get: operations["listAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -626,7 +829,7 @@ export interface components {
          *     event operations and HTTP-level errors use the statuses their responses list.
          * @enum {string}
          */
-        ErrorCode: "INVALID_ORDER_DATA" | "INVALID_REQUEST" | "UNAUTHORIZED" | "PAYMENT_DISABLED" | "ORDER_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "REQUEST_IN_PROGRESS" | "PAYMENT_STATUS_CONFLICT" | "HOSTAPP_UNAVAILABLE" | "HOSTAPP_INVALID_RESPONSE" | "HOSTAPP_REJECTED" | "EVENT_RECEIVER_DISABLED" | "INVALID_EVENT_DATA" | "EVENT_DELIVERY_FAILED" | "RATE_LIMITED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "UNKNOWN_ERROR";
+        ErrorCode: "INVALID_ORDER_DATA" | "INVALID_REQUEST" | "UNAUTHORIZED" | "PAYMENT_DISABLED" | "ORDER_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "REQUEST_IN_PROGRESS" | "PAYMENT_STATUS_CONFLICT" | "HOSTAPP_UNAVAILABLE" | "HOSTAPP_INVALID_RESPONSE" | "HOSTAPP_REJECTED" | "EVENT_RECEIVER_DISABLED" | "INVALID_EVENT_DATA" | "EVENT_DELIVERY_FAILED" | "RATE_LIMITED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UNKNOWN_ERROR";
         /**
          * Error
          * @description Body of every platform error. `error_code` is machine-readable (see `ErrorCode` for the
@@ -841,6 +1044,314 @@ export interface components {
          */
         DeliveryDetail: components["schemas"]["Delivery"] & {
             attempts: components["schemas"]["DeliveryAttempt"][];
+        };
+        /**
+         * PartnerName
+         * @description A display name for people, 1 to 200 characters.
+         * @example Super App
+         */
+        PartnerName: string;
+        /**
+         * TokenPrefix
+         * @description The `<prefix>` of `Authorization` between the platform and the host app, both ways (E3, E4, E7, E8).
+         * @example Token
+         */
+        TokenPrefix: string;
+        /**
+         * PaymentStatusMethod
+         * @description How the platform calls E4 (`POST` with a JSON body, or `GET` with a query).
+         * @enum {string}
+         */
+        PaymentStatusMethod: "POST" | "GET";
+        /**
+         * DashboardUrl
+         * Format: uri
+         * @description An absolute `http` or `https` URL registered in the dashboard, at most 2000 characters (the registry file's limit).
+         * @example https://superapp.example/minibridge/create-order-payment
+         */
+        DashboardUrl: string;
+        /**
+         * HostappUrls
+         * @description Where the platform calls the host app server. A URL left out is not registered and that call fails (ADR 0012).
+         */
+        HostappUrls: {
+            /** @description E3. */
+            create_order_payment?: components["schemas"]["DashboardUrl"];
+            /** @description E4. */
+            get_payment_status?: components["schemas"]["DashboardUrl"];
+            /** @description E7, the host app's event receiver. */
+            events?: components["schemas"]["DashboardUrl"];
+        };
+        /**
+         * AllowedIps
+         * @description Addresses or CIDR ranges the partner calls from, at most 50. Empty means no allow-list. When
+         *     set, every request for the partner must come from one of them (ADR 0004).
+         * @example [
+         *       "203.0.113.10",
+         *       "198.51.100.0/24"
+         *     ]
+         */
+        AllowedIps: string[];
+        /**
+         * SigningSettings
+         * @description Standard Webhooks request signing in both directions (ADR 0004, ADR 0019). Enabling it needs at
+         *     least one active `signing_secret` credential (issue one first); while enabled, every request the
+         *     partner sends must be signed with an active signing secret, and the platform signs what it sends.
+         */
+        SigningSettings: {
+            enabled: boolean;
+        };
+        /**
+         * PartnerFeatures
+         * @description What the partner has enabled. `payments`: the payment feature (E1 to E6); `event_bridge`: may
+         *     send events through the bridge; `event_receiver`: receives events at its events URL (E7). A
+         *     feature switched off is refused from the next request on, on every instance within a second
+         *     (ADR 0028).
+         */
+        PartnerFeatures: {
+            payments?: boolean;
+            event_bridge?: boolean;
+            event_receiver?: boolean;
+        };
+        /**
+         * DashboardHostapp
+         * @description A host app's settings as the dashboard shows them. Never holds a secret; credentials are listed by `listCredentials`.
+         */
+        DashboardHostapp: {
+            client_id: components["schemas"]["ClientId"];
+            name: components["schemas"]["PartnerName"];
+            token_prefix: components["schemas"]["TokenPrefix"];
+            use_access_token: boolean;
+            payment_status_method: components["schemas"]["PaymentStatusMethod"];
+            urls: components["schemas"]["HostappUrls"];
+            allowed_ips: components["schemas"]["AllowedIps"];
+            signing: components["schemas"]["SigningSettings"];
+            features: components["schemas"]["PartnerFeatures"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * DashboardHostappList
+         * @description A page of host apps ordered by `client_id`. A partner sees only itself.
+         */
+        DashboardHostappList: {
+            /** @description At most `limit` (at most 200) host apps. */
+            hostapps: components["schemas"]["DashboardHostapp"][];
+            /** @description Pass as `cursor` to read the next page; null on the last page. */
+            next_cursor?: string | null;
+        };
+        /**
+         * HostappSettingsFields
+         * @description The host app settings a dashboard user may set; every member is optional (a member left out is left unchanged).
+         */
+        HostappSettingsFields: {
+            name?: components["schemas"]["PartnerName"];
+            token_prefix?: components["schemas"]["TokenPrefix"];
+            /** @description Authorize E3/E4 with the user access token the miniapp passes (`X-User-Access-Token`). */
+            use_access_token?: boolean;
+            payment_status_method?: components["schemas"]["PaymentStatusMethod"];
+            urls?: components["schemas"]["HostappUrls"];
+            allowed_ips?: components["schemas"]["AllowedIps"];
+            signing?: components["schemas"]["SigningSettings"];
+            features?: components["schemas"]["PartnerFeatures"];
+        };
+        /**
+         * NewPartnerId
+         * @description The identifier of a partner created in the dashboard: 1 to 100 letters, digits, `_`, `-` or
+         *     `.`, so it reads the same in a URL path and a log. Partners imported from a registry file keep
+         *     their identifiers (up to 250 characters).
+         * @example ha_superapp
+         */
+        NewPartnerId: string;
+        /**
+         * CreateHostappRequest
+         * @description A new host app. Its first `secret_key` credential is issued with it and shown once in the answer.
+         */
+        CreateHostappRequest: components["schemas"]["HostappSettingsFields"] & {
+            client_id: components["schemas"]["NewPartnerId"];
+        };
+        /**
+         * CredentialKind
+         * @description `secret_key`: the partner's `hostapp_secret_key` or `secret_key`, sent with its id in
+         *     `Authorization` both ways and used to sign in to the dashboard. `signing_secret`: a Standard
+         *     Webhooks signing secret (`whsec_…`). A partner has at most two active credentials of each kind:
+         *     the overlap of a rotation.
+         * @enum {string}
+         */
+        CredentialKind: "secret_key" | "signing_secret";
+        /**
+         * Credential
+         * @description A credential's record. The secret itself is shown once, when it is issued, and never again.
+         */
+        Credential: {
+            /** Format: uuid */
+            credential_id: string;
+            kind: components["schemas"]["CredentialKind"];
+            /** @enum {string} */
+            status: "active" | "revoked";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        /**
+         * IssuedCredential
+         * @description A credential just issued, with its secret. Store the secret now; the platform cannot show it again.
+         */
+        IssuedCredential: components["schemas"]["Credential"] & {
+            /** @description `secret_key`: 43 URL-safe base64 characters (32 random bytes). `signing_secret`: `whsec_` + base64 of 32 random bytes. */
+            secret: string;
+        };
+        /**
+         * CreatedHostapp
+         * @description The host app just created and its first `secret_key`, shown once.
+         */
+        CreatedHostapp: {
+            hostapp: components["schemas"]["DashboardHostapp"];
+            credential: components["schemas"]["IssuedCredential"];
+        };
+        /**
+         * UpdateHostappRequest
+         * @description The settings to change (JSON merge semantics one level deep: `urls` and `features` members left
+         *     out keep their value; `allowed_ips` is replaced whole).
+         */
+        UpdateHostappRequest: components["schemas"]["HostappSettingsFields"] & Record<string, unknown>;
+        /**
+         * LinkedHostapps
+         * @description The `client_id`s of the host apps the miniapp runs in (links); each must be a registered host app.
+         */
+        LinkedHostapps: components["schemas"]["ClientId"][];
+        /**
+         * MiniappUrls
+         * @description Where the platform calls the miniapp server. A URL left out is not registered and that call fails (ADR 0012).
+         */
+        MiniappUrls: {
+            /** @description E6. */
+            complete_order?: components["schemas"]["DashboardUrl"];
+            /** @description E7, the miniapp's event receiver. */
+            events?: components["schemas"]["DashboardUrl"];
+        };
+        /**
+         * DashboardMiniapp
+         * @description A miniapp's settings as the dashboard shows them. Never holds a secret; credentials are listed by `listCredentials`.
+         */
+        DashboardMiniapp: {
+            app_id: components["schemas"]["AppId"];
+            name: components["schemas"]["PartnerName"];
+            hostapps: components["schemas"]["LinkedHostapps"];
+            urls: components["schemas"]["MiniappUrls"];
+            allowed_ips: components["schemas"]["AllowedIps"];
+            signing: components["schemas"]["SigningSettings"];
+            features: components["schemas"]["PartnerFeatures"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * DashboardMiniappList
+         * @description A page of miniapps ordered by `app_id`. A partner sees only itself.
+         */
+        DashboardMiniappList: {
+            /** @description At most `limit` (at most 200) miniapps. */
+            miniapps: components["schemas"]["DashboardMiniapp"][];
+            /** @description Pass as `cursor` to read the next page; null on the last page. */
+            next_cursor?: string | null;
+        };
+        /**
+         * MiniappSettingsFields
+         * @description The miniapp settings a dashboard user may set; every member is optional (a member left out is left unchanged).
+         */
+        MiniappSettingsFields: {
+            name?: components["schemas"]["PartnerName"];
+            urls?: components["schemas"]["MiniappUrls"];
+            allowed_ips?: components["schemas"]["AllowedIps"];
+            signing?: components["schemas"]["SigningSettings"];
+            features?: components["schemas"]["PartnerFeatures"];
+        };
+        /**
+         * CreateMiniappRequest
+         * @description A new miniapp. Its first `secret_key` credential is issued with it and shown once in the answer.
+         */
+        CreateMiniappRequest: components["schemas"]["MiniappSettingsFields"] & {
+            app_id: components["schemas"]["NewPartnerId"];
+            hostapps?: components["schemas"]["LinkedHostapps"];
+        };
+        /**
+         * CreatedMiniapp
+         * @description The miniapp just created and its first `secret_key`, shown once.
+         */
+        CreatedMiniapp: {
+            miniapp: components["schemas"]["DashboardMiniapp"];
+            credential: components["schemas"]["IssuedCredential"];
+        };
+        /**
+         * UpdateMiniappRequest
+         * @description The settings to change (`urls` and `features` members left out keep their value;
+         *     `allowed_ips` and `hostapps` are replaced whole). Only operators may change `hostapps`, the
+         *     host apps the miniapp is linked to (a partner sending it is refused with `UNAUTHORIZED`).
+         */
+        UpdateMiniappRequest: components["schemas"]["MiniappSettingsFields"] & {
+            hostapps?: components["schemas"]["LinkedHostapps"];
+        };
+        /**
+         * PartnerType
+         * @description Which kind of partner, as it appears in dashboard paths.
+         * @enum {string}
+         */
+        PartnerType: "hostapps" | "miniapps";
+        /**
+         * CredentialList
+         * @description The partner's active credentials and the 16 most recently revoked ones, newest first.
+         */
+        CredentialList: {
+            credentials: components["schemas"]["Credential"][];
+        };
+        /**
+         * IssueCredentialRequest
+         * @description Which kind of credential to issue.
+         */
+        IssueCredentialRequest: {
+            kind: components["schemas"]["CredentialKind"];
+        };
+        /**
+         * AuditEntry
+         * @description One change made through the dashboard: who, when, what. Never holds a secret: a credential
+         *     change names the credential's ID and kind only.
+         */
+        AuditEntry: {
+            /** Format: uuid */
+            audit_id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /** @enum {string} */
+                type: "operator" | "hostapp" | "miniapp" | "import";
+                /** @description The partner's id when a partner made the change; null for an operator or an import. */
+                id: string | null;
+            };
+            /** @enum {string} */
+            action: "create" | "update" | "link" | "unlink" | "issue_credential" | "revoke_credential" | "redeliver";
+            partner_type: components["schemas"]["PartnerType"];
+            partner_id: string;
+            /** @description Each setting that changed, with its value before and after as JSON text. */
+            changes: {
+                /** @example urls.create_order_payment */
+                field: string;
+                before: string | null;
+                after: string | null;
+            }[];
+        };
+        /**
+         * AuditEntryList
+         * @description A page of audit entries, newest first.
+         */
+        AuditEntryList: {
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description Pass as `cursor` to read the next page; null on the last page. */
+            next_cursor?: string | null;
         };
         /**
          * Health
@@ -1145,6 +1656,68 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The body or a parameter breaks the contract (`INVALID_REQUEST`): a limit, a pattern, an
+         *     unknown member, a malformed allow-list entry, a cursor this API did not make. Do not retry;
+         *     fix the request.
+         */
+        DashboardInvalidRequest: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Missing or wrong credentials (`UNAUTHORIZED`): neither the admin token nor an active partner
+         *     `secret_key`, a partner calling from outside its allow-list, or a partner asking for an
+         *     operator-only operation.
+         */
+        DashboardUnauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The change is well formed but the current state does not allow it (`CONFLICT`): the
+         *     identifier is already registered, the partner already has two active credentials of the kind,
+         *     the credential is the last active `secret_key` (or the last signing secret while signing is
+         *     enabled), signing is enabled without a signing secret, or a linked host app is not
+         *     registered. Change the state first (for example revoke the old credential), then retry.
+         */
+        DashboardConflict: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description No such partner, credential or delivery, or one that belongs to another partner
+         *     (`NOT_FOUND`): a partner cannot tell another's resources from missing ones.
+         */
+        DashboardNotFound: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description HTTP 200 in all cases; the payment status report, or `error_code`. */
         HostappPaymentStatus: {
             headers: {
@@ -1221,6 +1794,31 @@ export interface components {
          * @example 0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b
          */
         DeliveryId: string;
+        /**
+         * @description The host app's `client_id`.
+         * @example ha_superapp
+         */
+        ClientIdPath: components["schemas"]["ClientId"];
+        /**
+         * @description The miniapp's `app_id`.
+         * @example ma_7f3c2a
+         */
+        AppIdPath: components["schemas"]["AppId"];
+        /**
+         * @description `hostapps` or `miniapps`.
+         * @example hostapps
+         */
+        PartnerTypePath: components["schemas"]["PartnerType"];
+        /**
+         * @description The host app's `client_id` or the miniapp's `app_id`.
+         * @example ha_superapp
+         */
+        PartnerIdPath: string;
+        /**
+         * @description The credential's ID.
+         * @example 5d1f0a4e-2b7c-4e8a-9c3d-6f2a1b0e9d87
+         */
+        CredentialIdPath: string;
         /**
          * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
          *     names the user; the spec's E1 makes that field optional, so do not assume the header.
@@ -1753,6 +2351,528 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["DeliveryNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listHostapps: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of host apps. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardHostappList"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createHostapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateHostappRequest"];
+            };
+        };
+        responses: {
+            /** @description Created, with its first secret_key. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedHostapp"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getHostapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The host app's `client_id`.
+                 * @example ha_superapp
+                 */
+                client_id: components["parameters"]["ClientIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host app's settings (no secrets). */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardHostapp"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateHostapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The host app's `client_id`.
+                 * @example ha_superapp
+                 */
+                client_id: components["parameters"]["ClientIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateHostappRequest"];
+            };
+        };
+        responses: {
+            /** @description The host app's settings after the change. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardHostapp"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMiniapps: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of miniapps. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardMiniappList"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMiniapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMiniappRequest"];
+            };
+        };
+        responses: {
+            /** @description Created, with its first secret_key. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedMiniapp"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMiniapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The miniapp's `app_id`.
+                 * @example ma_7f3c2a
+                 */
+                app_id: components["parameters"]["AppIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The miniapp's settings (no secrets). */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardMiniapp"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMiniapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The miniapp's `app_id`.
+                 * @example ma_7f3c2a
+                 */
+                app_id: components["parameters"]["AppIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMiniappRequest"];
+            };
+        };
+        responses: {
+            /** @description The miniapp's settings after the change. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardMiniapp"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Active credentials and the most recently revoked ones. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialList"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    issueCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IssueCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Issued; the secret is shown this once. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedCredential"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+                /**
+                 * @description The credential's ID.
+                 * @example 5d1f0a4e-2b7c-4e8a-9c3d-6f2a1b0e9d87
+                 */
+                credential_id: components["parameters"]["CredentialIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Credential"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPartnerDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this state. */
+                status?: components["parameters"]["DeliveryStatusFilter"];
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverPartnerDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+                /**
+                 * @description The delivery's ID.
+                 * @example 0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditEntries: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit entries. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -165,6 +165,7 @@ function credentialsFor(scheme: string, operation: DocumentedOperation, body: un
     case 'hostappToken':
       return { scheme: 'token', prefix: SANDBOX_HOSTAPP.tokenPrefix, id: SANDBOX_HOSTAPP.clientId, secret: SANDBOX_HOSTAPP.secretKey };
     case 'adminToken':
+    case 'dashboardOperator':
       return { scheme: 'bearer', token: SANDBOX_ADMIN_TOKEN };
     default:
       // requestSignature and userAccessToken need a per-request signature or a user's token.

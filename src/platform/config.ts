@@ -16,6 +16,8 @@ export interface Config {
   redisKeyPrefix: string;
   registryPath: string | undefined;
   adminToken: string | undefined;
+  /** MINIBRIDGE_SECRETS_KEY: 32 bytes, base64; seals partner secrets at rest (ADR 0027). Without it, the published development key. */
+  secretsKey: string | undefined;
   logLevel: string;
   /** Express `trust proxy`: whether X-Forwarded-For names the caller (IP allow-lists). */
   trustProxy: boolean | string;
@@ -43,6 +45,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     redisKeyPrefix: env.MINIBRIDGE_REDIS_PREFIX ?? 'minibridge:ratelimit:',
     registryPath: env.MINIBRIDGE_REGISTRY || undefined,
     adminToken: env.MINIBRIDGE_ADMIN_TOKEN || undefined,
+    secretsKey: env.MINIBRIDGE_SECRETS_KEY || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: env.MINIBRIDGE_TRUST_PROXY === 'true' ? true : (env.MINIBRIDGE_TRUST_PROXY ?? false),
     rateLimit: {

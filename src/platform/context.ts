@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import type { PartnerDirectory } from './dashboard/directory.js';
 import type { RateLimiters } from './http/rateLimiter.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Registry } from './registry/registry.js';
@@ -9,7 +10,10 @@ import type { Store } from './store/index.js';
 export interface PlatformContext {
   config: Config;
   store: Store;
-  registry: Registry;
+  /** The current snapshot of the partners (re-read when any instance changes them; ADR 0028). */
+  readonly registry: Registry;
+  /** The partners in the database, their snapshot and the secret box (ADR 0027); absent in rigs without the dashboard. */
+  partners?: PartnerDirectory;
   /** Authenticated partners' budgets and failed authentications' budgets by source (ADR 0017). */
   rateLimiters: RateLimiters;
   metrics: Metrics;

@@ -11,6 +11,8 @@ import { createRateLimiters } from './http/rateLimiter.js';
 import { openSharedLimits } from './http/sharedRateLimits.js';
 import { createMetrics } from './observability/metrics.js';
 import type { PlatformContext } from './context.js';
+import { PartnerDirectory } from './dashboard/directory.js';
+import { DEV_SECRETS_KEY, SecretBox } from './dashboard/secrets.js';
 import { loadRegistry } from './registry/loadRegistry.js';
 import type { Registry } from './registry/registry.js';
 import { openStore, type Store } from './store/index.js';
@@ -41,9 +43,9 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const log = options.log ?? createLogger(config.logLevel);
   // The database opens (PGlite boots, PostgreSQL connects) while the registry and the contract are read.
   const opening = options.store ?? openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
-  let registry: Registry;
+  let registry: Registry | undefined;
   try {
-    registry = options.registry ?? loadConfiguredRegistry(config);
+    registry = options.registry ?? (config.registryPath ? loadRegistry(config.registryPath) : undefined);
     contractOperations();
   } catch (error) {
     await opening.then(
@@ -53,12 +55,27 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     throw error;
   }
   const store = await opening;
+  if (!config.secretsKey)
+    log.warn('MINIBRIDGE_SECRETS_KEY is not set: partner secrets are sealed with the published development key (ADR 0027)');
+  const partners = new PartnerDirectory(store, new SecretBox(config.secretsKey ?? DEV_SECRETS_KEY), log, config.databaseUrl);
+  try {
+    // The registry file (or the sandbox's) seeds the database; from then on the database rules (ADR 0027).
+    if (registry) await partners.importRegistry(registry);
+    await partners.start();
+  } catch (error) {
+    await partners.close();
+    await store.close();
+    throw error;
+  }
   const metrics = createMetrics(() => store.outbox.countPending());
   const sharedLimits = await openSharedLimits(config, store, log, metrics);
   const platform: PlatformContext = {
     config,
     store,
-    registry,
+    get registry() {
+      return partners.current;
+    },
+    partners,
     rateLimiters: createRateLimiters(
       { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit },
       undefined,
@@ -93,7 +110,10 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   if (config.worker.enabled) worker.start();
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address}:${address.port}`;
-  log.info({ url, registry, database: config.databaseUrl ? 'postgres' : `pglite ${config.dataDir}` }, 'minibridge platform listening');
+  log.info(
+    { url, registry: partners.current, database: config.databaseUrl ? 'postgres' : `pglite ${config.dataDir}` },
+    'minibridge platform listening',
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -105,16 +125,12 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       await closed;
       clearTimeout(grace);
       await worker.stop();
+      await partners.close();
       await sharedLimits.close();
       await store.close();
       log.info('minibridge platform stopped');
     })());
   return { url, platform, server, close };
-}
-
-function loadConfiguredRegistry(config: Config): Registry {
-  if (!config.registryPath) throw new Error('no partner registry: set MINIBRIDGE_REGISTRY to a registry file');
-  return loadRegistry(config.registryPath);
 }
 
 export function createLogger(level: string): Logger {

@@ -45,7 +45,7 @@ export async function authenticatePartner(
     }
     // Both comparisons always run, so timing does not tell which half was wrong.
     const idMatches = safeEqual(presented.id, partner.id);
-    const secretMatches = safeEqual(presented.secret, partner.secretKey);
+    const secretMatches = partner.secretMatches(presented.secret);
     if (!idMatches || !secretMatches) throw new ApiError('UNAUTHORIZED', `the credentials do not match ${who}`, challenge(expectedScheme));
     credentialsGood = true;
   } else if (scheme === 'prefixed') {

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { authenticatePartner } from '../auth/authenticate.js';
-import { safeEqual } from '../../wire/credentials.js';
+import { readCredentials, safeEqual } from '../../wire/credentials.js';
 import { deprecatedSchemeHeaders, signatureInput } from '../../wire/signing.js';
 import { check, contractOperations, type OperationContract } from '../../contract/operations.js';
 import type { HandlerTable, OperationRequest, PlatformOperationId } from '../operations/handler.js';
@@ -106,12 +106,16 @@ async function admit(
   raw: Buffer,
   platform: PlatformContext,
 ): Promise<Partner | undefined> {
-  const admin = !callerRef && op.security.some((s) => 'adminToken' in s);
-  if (!callerRef && !admin) return undefined;
+  const admin = !callerRef && op.security.some((s) => 'adminToken' in s || 'dashboardOperator' in s);
+  const dashboardPartner = !callerRef && op.security.some((s) => 'dashboardPartner' in s);
+  if (!callerRef && !admin && !dashboardPartner) return undefined;
   let caller: Partner | undefined;
   try {
     if (callerRef) caller = await authenticateCaller(req, op, callerRef, raw, platform);
-    else authenticateAdmin(req, platform);
+    else if (dashboardPartner && !/^Bearer /i.test(req.headers.authorization ?? '')) {
+      caller = authenticateDashboardPartner(req, platform);
+      callerRef = { kind: caller.kind, id: caller.id };
+    } else authenticateAdmin(req, platform);
   } catch (error) {
     if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
       const source = `source:${req.ip ?? 'unknown'}`;
@@ -168,6 +172,27 @@ async function authenticateCaller(
     },
     (digest, expiresAt) => platform.store.replayGuard.remember(digest, expiresAt),
   );
+  return partner;
+}
+
+/**
+ * A partner signing in to the Dashboard API (ADR 0027): `Basic base64(id:secret_key)` with any
+ * active secret_key, from inside its allow-list when it has one. Request signatures are not
+ * asked for: the dashboard is used from a browser. An id registered both as a host app and as a
+ * miniapp is whichever the secret belongs to.
+ */
+function authenticateDashboardPartner(req: Request, platform: PlatformContext): Partner {
+  const challenge = { 'WWW-Authenticate': 'Basic realm="minibridge-dashboard"' };
+  const presented = readCredentials(req.headers.authorization);
+  if (!presented || presented.scheme.toLowerCase() !== 'basic')
+    throw new ApiError('UNAUTHORIZED', 'sign in with "Bearer <admin token>" or "Basic base64(id:secret_key)"', challenge);
+  const candidates = [platform.registry.hostapp(presented.id), platform.registry.miniapp(presented.id)];
+  // Every candidate's secret is checked, so timing does not tell which kinds the id is registered as.
+  const matches = candidates.map((partner) => partner !== undefined && partner.secretMatches(presented.secret));
+  const partner = candidates.find((candidate, index) => candidate !== undefined && matches[index]);
+  if (!partner) throw new ApiError('UNAUTHORIZED', 'the credentials do not match a registered partner', challenge);
+  if (partner.allowList.size > 0 && !partner.allowList.allows(req.ip))
+    throw new ApiError('UNAUTHORIZED', `requests for ${partner.id} must come from its registered addresses`, challenge);
   return partner;
 }
 

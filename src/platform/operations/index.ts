@@ -6,6 +6,20 @@ import { getMetrics } from './getMetrics.js';
 import { getPaymentStatus } from './getPaymentStatus.js';
 import { getReadiness } from './getReadiness.js';
 import type { HandlerTable } from './handler.js';
+import { listHostapps } from './listHostapps.js';
+import { createHostapp } from './createHostapp.js';
+import { getHostapp } from './getHostapp.js';
+import { updateHostapp } from './updateHostapp.js';
+import { listMiniapps } from './listMiniapps.js';
+import { createMiniapp } from './createMiniapp.js';
+import { getMiniapp } from './getMiniapp.js';
+import { updateMiniapp } from './updateMiniapp.js';
+import { listCredentials } from './listCredentials.js';
+import { issueCredential } from './issueCredential.js';
+import { revokeCredential } from './revokeCredential.js';
+import { listPartnerDeliveries } from './listPartnerDeliveries.js';
+import { redeliverPartnerDelivery } from './redeliverPartnerDelivery.js';
+import { listAuditEntries } from './listAuditEntries.js';
 import { listDeliveries } from './listDeliveries.js';
 import { redeliverDelivery } from './redeliverDelivery.js';
 import { sendHostappEvent } from './sendHostappEvent.js';
@@ -24,4 +38,18 @@ export const handlers: HandlerTable = {
   getHealth,
   getReadiness,
   getMetrics,
+  listHostapps,
+  createHostapp,
+  getHostapp,
+  updateHostapp,
+  listMiniapps,
+  createMiniapp,
+  getMiniapp,
+  updateMiniapp,
+  listCredentials,
+  issueCredential,
+  revokeCredential,
+  listPartnerDeliveries,
+  redeliverPartnerDelivery,
+  listAuditEntries,
 };

@@ -1,5 +1,6 @@
 import type { components } from '../../../generated/types/registry.js';
 import { IpAllowList } from '../auth/ipAllowList.js';
+import { safeEqual } from '../../wire/credentials.js';
 import { signingSecretProblem } from '../../wire/signing.js';
 import { RegistryError } from './registryError.js';
 
@@ -10,7 +11,10 @@ type Secret = components['schemas']['Secret'];
 
 /** A registered partner with its secrets resolved; its toJSON keeps them out of logs. */
 interface PartnerBase {
+  /** The secret_key the platform presents on its own calls to the partner (the oldest active one during a rotation). */
   secretKey: string;
+  /** Whether `presented` is one of the partner's active secret_keys (both during a rotation); constant time. */
+  secretMatches(presented: string): boolean;
   signingSecrets: string[];
   allowList: IpAllowList;
   features: Required<components['schemas']['Features']>;
@@ -34,26 +38,43 @@ export class Registry {
   private readonly hostapps = new Map<string, Hostapp>();
   private readonly miniapps = new Map<string, Miniapp>();
 
+  /** A registry of partners already resolved (the dashboard's snapshot of the database). */
+  static of(hostapps: readonly Hostapp[], miniapps: readonly Miniapp[]): Registry {
+    const registry = new Registry({ hostapps: [], miniapps: [] }, () => '', 'snapshot');
+    for (const hostapp of hostapps) registry.hostapps.set(hostapp.id, withoutSecretsInJson(hostapp));
+    for (const miniapp of miniapps) registry.miniapps.set(miniapp.id, withoutSecretsInJson(miniapp));
+    return registry;
+  }
+
+  /** Every host app, then every miniapp (the import into the database reads them). */
+  all(): { hostapps: Hostapp[]; miniapps: Miniapp[] } {
+    return { hostapps: [...this.hostapps.values()], miniapps: [...this.miniapps.values()] };
+  }
+
   constructor(file: RegistryFile, secret: (value: Secret, where: string) => string, source: string) {
-    const base = (registration: HostappRegistration | MiniappRegistration, where: string): PartnerBase => ({
-      secretKey: secret(registration.secret_key, `${where}.secret_key`),
-      signingSecrets: registration.signing?.enabled
-        ? (registration.signing.secrets ?? []).map((value, index) => {
-            const path = `${where}.signing.secrets[${index}]`;
-            const signingSecret = secret(value, path);
-            const problem = signingSecretProblem(signingSecret);
-            if (problem) throw new RegistryError(`${source}: ${path}: ${problem}`);
-            return signingSecret;
-          })
-        : [],
-      allowList: allowList(registration.allowed_ips ?? [], `${source}: ${where}.allowed_ips`),
-      features: {
-        payments: false,
-        event_bridge: false,
-        event_receiver: false,
-        ...(registration.features as Partial<Required<components['schemas']['Features']>>),
-      },
-    });
+    const base = (registration: HostappRegistration | MiniappRegistration, where: string): PartnerBase => {
+      const secretKey = secret(registration.secret_key, `${where}.secret_key`);
+      return {
+        secretKey,
+        secretMatches: (presented) => safeEqual(presented, secretKey),
+        signingSecrets: registration.signing?.enabled
+          ? (registration.signing.secrets ?? []).map((value, index) => {
+              const path = `${where}.signing.secrets[${index}]`;
+              const signingSecret = secret(value, path);
+              const problem = signingSecretProblem(signingSecret);
+              if (problem) throw new RegistryError(`${source}: ${path}: ${problem}`);
+              return signingSecret;
+            })
+          : [],
+        allowList: allowList(registration.allowed_ips ?? [], `${source}: ${where}.allowed_ips`),
+        features: {
+          payments: false,
+          event_bridge: false,
+          event_receiver: false,
+          ...(registration.features as Partial<Required<components['schemas']['Features']>>),
+        },
+      };
+    };
     file.hostapps.forEach((registration, index) => {
       const where = `hostapps[${index}]`;
       if (this.hostapps.has(registration.client_id))

@@ -46,6 +46,10 @@ export interface AttemptRecord {
 
 export interface ListDeliveriesQuery {
   status?: DeliveryStatus;
+  /** Only one miniapp's deliveries (the dashboard's partner view). */
+  appId?: string;
+  /** Only deliveries for one host app's payments. */
+  clientId?: string;
   limit: number;
   cursor?: string;
 }
@@ -289,14 +293,15 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       return row ? toDelivery(row) : null;
     },
 
-    async list({ status, limit, cursor }) {
+    async list({ status, limit, cursor, appId, clientId }) {
       if (cursor !== undefined && !cursorPattern.test(cursor)) throw new InvalidCursorError(cursor);
       const rows = await db.query<DeliveryRow>(
         `SELECT ${deliveryColumns('deliveries')} FROM deliveries
          WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR seq < $2::bigint)
+           AND ($4::text IS NULL OR app_id = $4) AND ($5::text IS NULL OR client_id = $5)
          ORDER BY seq DESC
          LIMIT $3`,
-        [status ?? null, cursor ?? null, limit + 1],
+        [status ?? null, cursor ?? null, limit + 1, appId ?? null, clientId ?? null],
       );
       const page = rows.slice(0, limit);
       return {

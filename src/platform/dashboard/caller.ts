@@ -1,0 +1,28 @@
+import type { components } from '../../../generated/types/platform.js';
+import type { Partner } from '../registry/registry.js';
+import type { PartnerKind } from '../store/index.js';
+
+type Actor = components['schemas']['AuditEntry']['actor'];
+
+/** Who is asking: an operator (the admin token) or a signed-in partner. */
+export class DashboardCaller {
+  constructor(readonly partner: Partner | undefined) {}
+
+  get actor(): Actor {
+    return this.partner ? { type: this.partner.kind, id: this.partner.id } : { type: 'operator', id: null };
+  }
+
+  /**
+   * Whether the caller may see or change this partner: operators every one, a partner only
+   * itself. Anything else is answered as missing, so a partner cannot tell another's resources
+   * from absent ones (ADR 0027).
+   */
+  mayAccess(kind: PartnerKind, id: string): boolean {
+    return !this.partner || (this.partner.kind === kind && this.partner.id === id);
+  }
+}
+
+/** The page size and cursor of a list query (the contract's default page size is 50). */
+export function pageQuery(query: Record<string, string | undefined>): { limit: number; cursor: string | undefined } {
+  return { limit: query.limit === undefined ? 50 : Number(query.limit), cursor: query.cursor };
+}

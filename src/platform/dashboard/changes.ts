@@ -1,0 +1,274 @@
+import type { components } from '../../../generated/types/platform.js';
+import { ApiError } from '../../contract/errors.js';
+import { IpAllowList } from '../auth/ipAllowList.js';
+import type { PlatformContext } from '../context.js';
+import { credentialView, PartnerExists, type PartnerKind, type PartnerRow, type Queryable } from '../store/index.js';
+import { accessible, directoryOf } from './access.js';
+import type { DashboardCaller } from './caller.js';
+import { newSecretKey, newSigningSecret } from './secrets.js';
+import {
+  changesBetween,
+  hostappView,
+  kindOf,
+  miniappView,
+  typeOf,
+  type HostappSettings,
+  type MiniappSettings,
+  type PartnerType,
+} from './settings.js';
+
+type Schemas = components['schemas'];
+type CredentialKind = Schemas['CredentialKind'];
+
+/** At most this many active credentials of a kind: the old and the new of a rotation. */
+const MAX_ACTIVE_PER_KIND = 2;
+
+function checkAllowList(entries: readonly string[] | undefined): void {
+  if (!entries) return;
+  try {
+    new IpAllowList(entries);
+  } catch (error) {
+    throw new ApiError('INVALID_REQUEST', `allowed_ips: ${(error as Error).message}`);
+  }
+}
+
+/** Runs a change in one transaction with its audit entry and NOTIFY, then refreshes this instance's snapshot. */
+async function write<T>(platform: PlatformContext, change: (tx: Queryable) => Promise<T>): Promise<T> {
+  const result = await platform.store.partners.transaction(async (tx) => {
+    const value = await change(tx);
+    await platform.store.partners.announce(tx);
+    return value;
+  });
+  await directoryOf(platform).refresh();
+  return result;
+}
+
+async function activeSigningSecrets(tx: Queryable, platform: PlatformContext, kind: PartnerKind, id: string): Promise<number> {
+  const rows = await platform.store.partners.credentials(tx, kind, id);
+  return rows.filter((row) => row.kind === 'signing_secret' && !row.revoked_at).length;
+}
+
+async function issue(platform: PlatformContext, tx: Queryable, row: Pick<PartnerRow, 'partner_type' | 'partner_id'>, kind: CredentialKind) {
+  const secret = kind === 'secret_key' ? newSecretKey() : newSigningSecret();
+  const stored = await directoryOf(platform).insertCredential(tx, row, kind, secret);
+  return { ...credentialView(stored), secret };
+}
+
+async function checkHostapps(platform: PlatformContext, tx: Queryable, hostapps: readonly string[]): Promise<void> {
+  for (const clientId of hostapps)
+    if (!(await platform.store.partners.get(tx, 'hostapp', clientId)))
+      throw new ApiError('CONFLICT', `hostapps names ${clientId}, which is not a registered host app`);
+}
+
+/** Changes to partners: each in one transaction with its audit entry and NOTIFY (ADR 0027, ADR 0028). */
+export const partnerChanges = {
+  async createHostapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateHostappRequest']) {
+    checkAllowList(body.allowed_ips);
+    if (body.signing?.enabled)
+      throw new ApiError(
+        'CONFLICT',
+        'signing.enabled needs a signing secret: create the host app, issue a signing_secret, then enable signing',
+      );
+    const { client_id, ...fields } = body;
+    const settings: HostappSettings = {
+      name: fields.name!,
+      token_prefix: fields.token_prefix ?? 'Token',
+      use_access_token: fields.use_access_token ?? false,
+      payment_status_method: fields.payment_status_method ?? 'POST',
+      urls: fields.urls ?? {},
+      allowed_ips: fields.allowed_ips ?? [],
+      signing: { enabled: false },
+      features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
+    };
+    return write(platform, async (tx) => {
+      const row = await insertOrRefuse(platform, tx, 'hostapp', client_id, settings);
+      const credential = await issue(platform, tx, row, 'secret_key');
+      await platform.store.partners.audit(tx, {
+        actor: caller.actor,
+        action: 'create',
+        partner_type: 'hostapps',
+        partner_id: client_id,
+        changes: [
+          ...changesBetween(undefined, settings as never),
+          { field: `credential.${credential.credential_id}`, before: null, after: '"active secret_key"' },
+        ],
+      });
+      return { hostapp: hostappView(row), credential };
+    });
+  },
+
+  async createMiniapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateMiniappRequest']) {
+    checkAllowList(body.allowed_ips);
+    if (body.signing?.enabled)
+      throw new ApiError(
+        'CONFLICT',
+        'signing.enabled needs a signing secret: create the miniapp, issue a signing_secret, then enable signing',
+      );
+    const { app_id, hostapps = [], ...fields } = body;
+    const settings: MiniappSettings = {
+      name: fields.name!,
+      urls: fields.urls ?? {},
+      allowed_ips: fields.allowed_ips ?? [],
+      signing: { enabled: false },
+      features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
+    };
+    return write(platform, async (tx) => {
+      await checkHostapps(platform, tx, hostapps);
+      const row = await insertOrRefuse(platform, tx, 'miniapp', app_id, settings);
+      for (const clientId of hostapps) await platform.store.partners.link(tx, app_id, clientId);
+      const credential = await issue(platform, tx, row, 'secret_key');
+      await platform.store.partners.audit(tx, {
+        actor: caller.actor,
+        action: 'create',
+        partner_type: 'miniapps',
+        partner_id: app_id,
+        changes: [
+          ...changesBetween(undefined, { ...settings, hostapps } as never),
+          { field: `credential.${credential.credential_id}`, before: null, after: '"active secret_key"' },
+        ],
+      });
+      return { miniapp: miniappView(row, [...hostapps].sort()), credential };
+    });
+  },
+
+  async updateHostapp(platform: PlatformContext, caller: DashboardCaller, clientId: string, body: Schemas['UpdateHostappRequest']) {
+    checkAllowList(body.allowed_ips);
+    return write(platform, async (tx) => {
+      const row = await accessible(platform, caller, 'hostapp', clientId, tx);
+      const before = row.settings as HostappSettings;
+      const after: HostappSettings = {
+        ...before,
+        ...body,
+        urls: { ...before.urls, ...body.urls },
+        features: { ...before.features, ...body.features },
+        signing: body.signing ?? before.signing,
+      } as HostappSettings;
+      return hostappView(await applyUpdate(platform, tx, caller, row, before, after));
+    });
+  },
+
+  async updateMiniapp(platform: PlatformContext, caller: DashboardCaller, appId: string, body: Schemas['UpdateMiniappRequest']) {
+    checkAllowList(body.allowed_ips);
+    const { hostapps, ...fields } = body;
+    // Links decide which host apps a miniapp may charge through: an operator's decision, never the miniapp's.
+    if (hostapps !== undefined && caller.partner)
+      throw new ApiError('UNAUTHORIZED', 'only operators change the host apps a miniapp is linked to');
+    return write(platform, async (tx) => {
+      const row = await accessible(platform, caller, 'miniapp', appId, tx);
+      const before = row.settings as MiniappSettings;
+      const after = {
+        ...before,
+        ...fields,
+        urls: { ...before.urls, ...fields.urls },
+        features: { ...before.features, ...fields.features },
+        signing: fields.signing ?? before.signing,
+      } as MiniappSettings;
+      const saved = Object.keys(fields).length > 0 ? await applyUpdate(platform, tx, caller, row, before, after) : row;
+      if (hostapps !== undefined) {
+        await checkHostapps(platform, tx, hostapps);
+        const old = await platform.store.partners.links(tx, appId);
+        for (const clientId of old) if (!hostapps.includes(clientId)) await platform.store.partners.unlink(tx, appId, clientId);
+        for (const clientId of hostapps) await platform.store.partners.link(tx, appId, clientId);
+        const now = [...hostapps].sort();
+        if (JSON.stringify(old) !== JSON.stringify(now))
+          await platform.store.partners.audit(tx, {
+            actor: caller.actor,
+            action: 'update',
+            partner_type: 'miniapps',
+            partner_id: appId,
+            changes: [{ field: 'hostapps', before: JSON.stringify(old), after: JSON.stringify(now) }],
+          });
+      }
+      return miniappView(saved, await platform.store.partners.links(tx, appId));
+    });
+  },
+
+  async issueCredential(platform: PlatformContext, caller: DashboardCaller, type: PartnerType, id: string, credentialKind: CredentialKind) {
+    const kind = kindOf(type);
+    return write(platform, async (tx) => {
+      const row = await accessible(platform, caller, kind, id, tx);
+      const active = (await platform.store.partners.credentials(tx, kind, id)).filter((c) => c.kind === credentialKind && !c.revoked_at);
+      if (active.length >= MAX_ACTIVE_PER_KIND)
+        throw new ApiError(
+          'CONFLICT',
+          `${id} already has ${MAX_ACTIVE_PER_KIND} active ${credentialKind} credentials: revoke the old one first`,
+        );
+      const credential = await issue(platform, tx, row, credentialKind);
+      await platform.store.partners.audit(tx, {
+        actor: caller.actor,
+        action: 'issue_credential',
+        partner_type: type,
+        partner_id: id,
+        changes: [{ field: `credential.${credential.credential_id}`, before: null, after: `"active ${credentialKind}"` }],
+      });
+      return credential;
+    });
+  },
+
+  async revokeCredential(platform: PlatformContext, caller: DashboardCaller, type: PartnerType, id: string, credentialId: string) {
+    const kind = kindOf(type);
+    return write(platform, async (tx) => {
+      const row = await accessible(platform, caller, kind, id, tx);
+      const all = await platform.store.partners.credentials(tx, kind, id);
+      const target = all.find((c) => c.credential_id === credentialId.toLowerCase());
+      if (!target) throw new ApiError('NOT_FOUND', `no credential ${credentialId} for ${id}`);
+      if (target.revoked_at) return credentialView(target);
+      const othersActive = all.filter((c) => c.kind === target.kind && !c.revoked_at && c.credential_id !== target.credential_id).length;
+      if (target.kind === 'secret_key' && othersActive === 0)
+        throw new ApiError('CONFLICT', 'this is the last active secret_key: issue a new one first');
+      if (target.kind === 'signing_secret' && othersActive === 0 && (row.settings as HostappSettings).signing.enabled)
+        throw new ApiError('CONFLICT', 'this is the last active signing secret while signing is enabled: disable signing first');
+      const revoked = await platform.store.partners.revokeCredential(tx, target.credential_id);
+      await platform.store.partners.audit(tx, {
+        actor: caller.actor,
+        action: 'revoke_credential',
+        partner_type: type,
+        partner_id: id,
+        changes: [{ field: `credential.${target.credential_id}`, before: `"active ${target.kind}"`, after: '"revoked"' }],
+      });
+      return credentialView(revoked!);
+    });
+  },
+};
+
+async function insertOrRefuse(
+  platform: PlatformContext,
+  tx: Queryable,
+  kind: PartnerKind,
+  id: string,
+  settings: HostappSettings | MiniappSettings,
+) {
+  try {
+    return await platform.store.partners.insert(tx, kind, id, settings as unknown as Record<string, unknown>);
+  } catch (error) {
+    if (error instanceof PartnerExists) throw new ApiError('CONFLICT', error.message);
+    throw error;
+  }
+}
+
+async function applyUpdate(
+  platform: PlatformContext,
+  tx: Queryable,
+  caller: DashboardCaller,
+  row: PartnerRow,
+  before: HostappSettings | MiniappSettings,
+  after: HostappSettings | MiniappSettings,
+): Promise<PartnerRow> {
+  if (
+    after.signing.enabled &&
+    !before.signing.enabled &&
+    (await activeSigningSecrets(tx, platform, row.partner_type, row.partner_id)) === 0
+  )
+    throw new ApiError('CONFLICT', 'signing.enabled needs an active signing secret: issue a signing_secret first');
+  const changes = changesBetween(before as never, after as never);
+  if (changes.length === 0) return row;
+  const saved = await platform.store.partners.update(tx, row.partner_type, row.partner_id, after as unknown as Record<string, unknown>);
+  await platform.store.partners.audit(tx, {
+    actor: caller.actor,
+    action: 'update',
+    partner_type: typeOf(row.partner_type),
+    partner_id: row.partner_id,
+    changes,
+  });
+  return saved;
+}

@@ -1,0 +1,260 @@
+import type { Logger } from 'pino';
+import { IpAllowList } from '../auth/ipAllowList.js';
+import { Registry, type Hostapp, type Miniapp } from '../registry/registry.js';
+import type { Queryable, Store, PartnerRow, CredentialRow, PartnerKind } from '../store/index.js';
+import { PARTNERS_CHANNEL } from '../store/index.js';
+import type { SecretBox } from './secrets.js';
+import { changesBetween, hostappSettingsOf, miniappSettingsOf, typeOf, type HostappSettings, type MiniappSettings } from './settings.js';
+
+/** How often the snapshot is re-read even without a notification (a lost LISTEN connection). */
+const SAFETY_REFRESH_MS = 30_000;
+const RECONNECT_MS = 500;
+
+/**
+ * The partners the platform serves, read from the database (ADR 0028). Requests look partners up
+ * in an in-memory snapshot (a Map lookup, as with the old file registry); a write through any
+ * instance NOTIFYs the others, which re-read the snapshot at once. PGlite is single-instance:
+ * the writer refreshes its own snapshot after each commit, which is all it needs.
+ */
+export class PartnerDirectory {
+  private snapshot: Registry = Registry.of([], []);
+  private refreshing: Promise<void> | undefined;
+  private again = false;
+  private listener: { end(): Promise<void> } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly store: Store,
+    readonly box: SecretBox,
+    private readonly log: Logger,
+    private readonly databaseUrl: string | undefined,
+  ) {}
+
+  get current(): Registry {
+    return this.snapshot;
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    if (this.databaseUrl) await this.listen();
+    this.timer = setInterval(
+      () => void this.refresh().catch((error: Error) => this.log.warn({ err: error }, 'partner refresh failed')),
+      SAFETY_REFRESH_MS,
+    );
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.listener?.end().catch(() => undefined);
+    await this.refreshing?.catch(() => undefined);
+  }
+
+  /** Re-reads the partners; concurrent calls share one read, and a call during a read runs another after it. */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.again = false;
+          this.snapshot = this.build(await this.store.partners.snapshot());
+        } while (this.again);
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  private build(rows: Awaited<ReturnType<Store['partners']['snapshot']>>): Registry {
+    const credentials = new Map<string, CredentialRow[]>();
+    for (const credential of rows.credentials) {
+      const key = `${credential.partner_type}:${credential.partner_id}`;
+      credentials.set(key, [...(credentials.get(key) ?? []), credential]);
+    }
+    const links = new Map<string, string[]>();
+    for (const link of rows.links) links.set(link.app_id, [...(links.get(link.app_id) ?? []), link.client_id]);
+    const hostapps: Hostapp[] = [];
+    const miniapps: Miniapp[] = [];
+    for (const row of rows.partners) {
+      try {
+        const own = credentials.get(`${row.partner_type}:${row.partner_id}`) ?? [];
+        const keys = own.filter((c) => c.kind === 'secret_key');
+        const open = (c: CredentialRow) => this.box.open(c.sealed ?? '', c.credential_id);
+        const verifiers = keys.map((c) => c.verifier);
+        // The oldest active key is presented outbound until it is revoked (ADR 0027).
+        const secretKey = keys[0] ? open(keys[0]) : '';
+        const settings = row.settings as HostappSettings | MiniappSettings;
+        const signingSecrets = settings.signing.enabled ? own.filter((c) => c.kind === 'signing_secret').map(open) : [];
+        const base = {
+          id: row.partner_id,
+          secretKey,
+          secretMatches: (presented: string) => this.box.matches(presented, verifiers),
+          signingSecrets,
+          allowList: new IpAllowList(settings.allowed_ips),
+          features: { payments: false, event_bridge: false, event_receiver: false, ...settings.features },
+        };
+        if (row.partner_type === 'hostapp') {
+          const s = settings as HostappSettings;
+          hostapps.push({
+            ...base,
+            kind: 'hostapp',
+            tokenPrefix: s.token_prefix,
+            registration: {
+              client_id: row.partner_id,
+              name: s.name,
+              secret_key: secretKey,
+              token_prefix: s.token_prefix,
+              use_access_token: s.use_access_token,
+              payment_status_method: s.payment_status_method,
+              urls: s.urls,
+              allowed_ips: s.allowed_ips,
+              features: base.features,
+            },
+          });
+        } else {
+          const s = settings as MiniappSettings;
+          const linked = links.get(row.partner_id) ?? [];
+          miniapps.push({
+            ...base,
+            kind: 'miniapp',
+            hostapps: new Set(linked),
+            registration: {
+              app_id: row.partner_id,
+              name: s.name,
+              secret_key: secretKey,
+              hostapps: linked,
+              urls: s.urls,
+              allowed_ips: s.allowed_ips,
+              features: base.features,
+            },
+          });
+        }
+      } catch (error) {
+        // One unreadable partner (a secret sealed under another key) must not take the others down.
+        this.log.error(
+          { err: error, partner: `${row.partner_type}:${row.partner_id}` },
+          'partner skipped: cannot read its settings or secrets',
+        );
+      }
+    }
+    return Registry.of(hostapps, miniapps);
+  }
+
+  private async listen(): Promise<void> {
+    const { default: pgModule } = await import('pg');
+    const client = new pgModule.Client({ connectionString: this.databaseUrl });
+    const reconnect = () => {
+      if (this.closed) return;
+      this.listener = undefined;
+      setTimeout(() => {
+        if (this.closed) return;
+        this.listen()
+          .then(() => this.refresh())
+          .catch((error: Error) => {
+            this.log.warn({ err: error }, 'partner notifications: cannot listen, retrying');
+            reconnect();
+          });
+      }, RECONNECT_MS).unref();
+    };
+    client.on('error', (error) => {
+      this.log.warn({ err: error }, 'partner notifications: connection lost');
+      void client.end().catch(() => undefined);
+    });
+    client.on('end', reconnect);
+    await client.connect();
+    const [{ schema }] = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows as [{ schema: string }];
+    client.on('notification', (message) => {
+      if (message.channel !== PARTNERS_CHANNEL || message.payload !== schema) return;
+      this.refresh().catch((error: Error) => this.log.warn({ err: error }, 'partner refresh failed'));
+    });
+    await client.query(`LISTEN ${PARTNERS_CHANNEL}`);
+    this.listener = {
+      end: async () => {
+        client.removeAllListeners('end');
+        await client.end();
+      },
+    };
+  }
+
+  /**
+   * Imports a registry (the file, or the sandbox's) into the database. Idempotent: each entry's
+   * digest is kept, so an unchanged entry is skipped and changes made in the dashboard stay; an
+   * entry that changed in the file since its last import is applied again (the sandbox's ports
+   * move between runs). Instances starting together take turns (advisory lock).
+   */
+  async importRegistry(registry: Registry): Promise<{ created: number; updated: number }> {
+    const counts = { created: 0, updated: 0 };
+    const partners = this.store.partners;
+    await partners.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext('minibridge.import:' || current_schema()))");
+      const { hostapps, miniapps } = registry.all();
+      const entries: { kind: PartnerKind; partner: Hostapp | Miniapp; settings: HostappSettings | MiniappSettings; links: string[] }[] = [
+        ...hostapps.map((h) => ({ kind: 'hostapp' as const, partner: h, settings: hostappSettingsOf(h), links: [] })),
+        ...miniapps.map((m) => ({ kind: 'miniapp' as const, partner: m, settings: miniappSettingsOf(m), links: [...m.hostapps].sort() })),
+      ];
+      for (const { kind, partner, settings, links } of entries) {
+        const digest = this.box.verifier(JSON.stringify({ settings, links, key: partner.secretKey, signing: partner.signingSecrets }));
+        const row = await partners.get(tx, kind, partner.id, true);
+        if (row?.import_digest === digest) continue;
+        const saved = row
+          ? await partners.update(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest)
+          : await partners.insert(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest);
+        await this.reconcileCredentials(tx, saved, 'secret_key', [partner.secretKey]);
+        await this.reconcileCredentials(tx, saved, 'signing_secret', partner.signingSecrets);
+        if (kind === 'miniapp') {
+          for (const old of await partners.links(tx, partner.id)) if (!links.includes(old)) await partners.unlink(tx, partner.id, old);
+          for (const clientId of links) await partners.link(tx, partner.id, clientId);
+        }
+        await partners.audit(tx, {
+          actor: { type: 'import', id: null },
+          action: row ? 'update' : 'create',
+          partner_type: typeOf(kind),
+          partner_id: partner.id,
+          changes: changesBetween(row?.settings, { ...settings, ...(kind === 'miniapp' ? { hostapps: links } : {}) }),
+        });
+        counts[row ? 'updated' : 'created'] += 1;
+      }
+      if (counts.created + counts.updated > 0) await partners.announce(tx);
+    });
+    await this.refresh();
+    return counts;
+  }
+
+  /** The active credentials of a kind become exactly `secrets`: missing ones are added, others revoked. */
+  private async reconcileCredentials(tx: Queryable, row: PartnerRow, kind: 'secret_key' | 'signing_secret', secrets: readonly string[]) {
+    const partners = this.store.partners;
+    const active = (await partners.credentials(tx, row.partner_type, row.partner_id)).filter((c) => c.kind === kind && !c.revoked_at);
+    for (const secret of secrets) {
+      if (active.some((c) => this.box.matches(secret, [c.verifier]))) continue;
+      await this.insertCredential(tx, row, kind, secret);
+    }
+    for (const credential of active)
+      if (!secrets.some((s) => this.box.matches(s, [credential.verifier]))) await partners.revokeCredential(tx, credential.credential_id);
+  }
+
+  /** Stores a credential: its verifier, and the secret sealed and bound to the credential's id. */
+  async insertCredential(
+    tx: Queryable,
+    row: Pick<PartnerRow, 'partner_type' | 'partner_id'>,
+    kind: 'secret_key' | 'signing_secret',
+    secret: string,
+  ): Promise<CredentialRow> {
+    const partners = this.store.partners;
+    const inserted = await partners.insertCredential(tx, {
+      partner_type: row.partner_type,
+      partner_id: row.partner_id,
+      kind,
+      verifier: this.box.verifier(secret),
+      sealed: null,
+    });
+    const sealed = this.box.seal(secret, inserted.credential_id);
+    await tx.query('UPDATE partner_credentials SET sealed = $2 WHERE credential_id = $1', [inserted.credential_id, sealed]);
+    return inserted;
+  }
+}

@@ -1,0 +1,73 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * The published development key: what the platform uses without MINIBRIDGE_SECRETS_KEY (the
+ * sandbox, tests, a laptop). Anything sealed with it is readable by anyone with this source, so
+ * a deployment must set its own key (ADR 0027); the platform logs a warning when it falls back.
+ */
+export const DEV_SECRETS_KEY = 'bWluaWJyaWRnZS1kZXYtb25seS1OT1QtRk9SLVBST0Q='; // "minibridge-dev-only-NOT-FOR-PROD" (32 bytes)
+
+/**
+ * Secrets at rest (ADR 0027). One 32-byte key from MINIBRIDGE_SECRETS_KEY gives, through HKDF,
+ * an AES-256-GCM key for secrets the platform must present (sealed, readable by the platform
+ * only) and an HMAC-SHA256 pepper for verifiers of secrets partners present. A verifier is
+ * one HMAC: cheap enough for every request, and since every issued secret is 32 random bytes
+ * there is nothing for a slow hash (scrypt) to protect against, while without the pepper a
+ * leaked table cannot even test a guess.
+ */
+export class SecretBox {
+  private readonly sealKey: Buffer;
+  private readonly pepper: Buffer;
+
+  constructor(keyBase64: string) {
+    const key = Buffer.from(keyBase64, 'base64');
+    if (key.length !== 32) throw new Error('MINIBRIDGE_SECRETS_KEY must be 32 bytes in base64 (openssl rand -base64 32)');
+    this.sealKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'minibridge seal v1', 32));
+    this.pepper = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'minibridge verifier v1', 32));
+  }
+
+  /** `v1.<iv>.<tag>.<ciphertext>`, base64url; the associated data binds it to its credential. */
+  seal(secret: string, boundTo: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
+    cipher.setAAD(Buffer.from(boundTo));
+    const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+    return ['v1', iv, cipher.getAuthTag(), ciphertext]
+      .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+      .join('.');
+  }
+
+  open(sealed: string, boundTo: string): string {
+    const [version, iv, tag, ciphertext] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('sealed secret has an unknown form');
+    const decipher = createDecipheriv('aes-256-gcm', this.sealKey, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(boundTo));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  }
+
+  verifier(secret: string): string {
+    return createHmac('sha256', this.pepper).update(secret, 'utf8').digest('base64url');
+  }
+
+  /** Whether `secret` is the one behind any of `verifiers`; every comparison runs. */
+  matches(secret: string, verifiers: readonly string[]): boolean {
+    const presented = Buffer.from(this.verifier(secret), 'base64url');
+    let found = false;
+    for (const verifier of verifiers) {
+      const expected = Buffer.from(verifier, 'base64url');
+      if (expected.length === presented.length && timingSafeEqual(expected, presented)) found = true;
+    }
+    return found;
+  }
+}
+
+/** A new `secret_key`: 32 random bytes, URL-safe base64 (43 characters). */
+export function newSecretKey(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** A new Standard Webhooks signing secret: `whsec_` + base64 of 32 random bytes. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
