@@ -1066,7 +1066,13 @@ export interface components {
         /**
          * DashboardUrl
          * Format: uri
-         * @description An absolute `http` or `https` URL registered in the dashboard, at most 2000 characters (the registry file's limit).
+         * @description An absolute `http` or `https` URL registered in the dashboard, at most 2000 characters (the
+         *     registry file's limit), without a user name or password (they would be shown in the settings
+         *     and the audit log). A URL a partner registers must name a public address: loopback,
+         *     private, link-local (cloud metadata), carrier-grade NAT, multicast and reserved ranges and
+         *     `localhost`, `*.local` and `*.internal` names are refused with `INVALID_REQUEST`, so a partner
+         *     cannot make the platform call services inside its own network. Operators may register any
+         *     address (sandbox and test partners run on loopback).
          * @example https://superapp.example/minibridge/create-order-payment
          */
         DashboardUrl: string;
@@ -2413,6 +2419,8 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2484,6 +2492,8 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2546,6 +2556,8 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2617,6 +2629,8 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2698,6 +2712,8 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -4,6 +4,7 @@ import { IpAllowList } from '../auth/ipAllowList.js';
 import type { PlatformContext } from '../context.js';
 import { credentialView, PartnerExists, type PartnerKind, type PartnerRow, type Queryable } from '../store/index.js';
 import { accessible, directoryOf } from './access.js';
+import { checkUrls } from './urls.js';
 import type { DashboardCaller } from './caller.js';
 import { newSecretKey, newSigningSecret } from './secrets.js';
 import {
@@ -64,6 +65,7 @@ async function checkHostapps(platform: PlatformContext, tx: Queryable, hostapps:
 export const partnerChanges = {
   async createHostapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateHostappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',
@@ -99,6 +101,7 @@ export const partnerChanges = {
 
   async createMiniapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',
@@ -133,6 +136,7 @@ export const partnerChanges = {
 
   async updateHostapp(platform: PlatformContext, caller: DashboardCaller, clientId: string, body: Schemas['UpdateHostappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     return write(platform, async (tx) => {
       const row = await accessible(platform, caller, 'hostapp', clientId, tx);
       const before = row.settings as HostappSettings;
@@ -149,6 +153,7 @@ export const partnerChanges = {
 
   async updateMiniapp(platform: PlatformContext, caller: DashboardCaller, appId: string, body: Schemas['UpdateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     const { hostapps, ...fields } = body;
     // Links decide which host apps a miniapp may charge through: an operator's decision, never the miniapp's.
     if (hostapps !== undefined && caller.partner)
