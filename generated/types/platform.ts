@@ -1066,7 +1066,13 @@ export interface components {
         /**
          * DashboardUrl
          * Format: uri
-         * @description An absolute `http` or `https` URL registered in the dashboard, at most 2000 characters (the registry file's limit).
+         * @description An absolute `http` or `https` URL registered in the dashboard, at most 2000 characters (the
+         *     registry file's limit), without a user name or password (they would be shown in the settings
+         *     and the audit log). A URL a partner registers must name a public address: loopback,
+         *     private, link-local (cloud metadata), carrier-grade NAT, multicast and reserved ranges and
+         *     `localhost`, `*.local` and `*.internal` names are refused with `INVALID_REQUEST`, so a partner
+         *     cannot make the platform call services inside its own network. Operators may register any
+         *     address (sandbox and test partners run on loopback).
          * @example https://superapp.example/minibridge/create-order-payment
          */
         DashboardUrl: string;
@@ -1517,12 +1523,15 @@ export interface components {
             };
         };
         /**
-         * @description Over a rate limit (ADR 0017). An authenticated partner (or the admin token) may send 50
-         *     requests per second sustained, bursts of 100, per platform instance; only requests that
-         *     authenticated count. Failed authentications are counted separately, per source address: 2 per
-         *     second sustained, bursts of 20; past that, a request whose authentication fails is answered
-         *     429 instead of its authentication error, while correct credentials from the same address are
-         *     still accepted. Wait `Retry-After` seconds.
+         * @description Over a rate limit (ADR 0017, ADR 0029). An authenticated partner (or the admin token) may send
+         *     50 requests per second sustained, bursts of 100, across all platform instances together; only
+         *     requests that authenticated count. Failed authentications are counted separately, per source
+         *     address: 2 per second sustained, bursts of 20; past that, a request whose authentication fails
+         *     is answered 429 instead of its authentication error, while correct credentials from the same
+         *     address are still accepted. Wait `Retry-After` seconds. The budgets are shared by every
+         *     instance (in Redis or PostgreSQL); should that shared store be unreachable, each instance
+         *     keeps counting the same budgets on its own rather than refusing requests, so for that time a
+         *     partner may get up to one budget per instance.
          */
         RateLimited: {
             headers: {
@@ -1873,9 +1882,9 @@ export interface components {
          *     (draft-ietf-httpapi-ratelimit-headers) defines it: a policy name, `q` the quota and `w` the
          *     window in seconds. The platform limits with a token bucket: it holds `q` requests and refills
          *     completely in `w` seconds, so `q / w` requests per second are sustained. `"partner"` is the
-         *     budget of an authenticated partner (or of the admin token) per platform instance;
+         *     budget of an authenticated partner (or of the admin token), shared by all platform instances;
          *     `"failed-auth"` is the budget of failed authentications per source address. The numbers are
-         *     the contract's `x-rate-limits` on the 429 response (ADR 0017).
+         *     the contract's `x-rate-limits` on the 429 response (ADR 0017, ADR 0029).
          * @example "partner";q=100;w=2
          */
         RateLimitPolicy: string;

@@ -11,6 +11,10 @@ export interface Config {
   /** PostgreSQL URL; without it the embedded PGlite database in `dataDir` is used. */
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Redis URL (REDIS_URL); when set, the rate-limit budgets are shared there instead of in the database (ADR 0029). */
+  redisUrl: string | undefined;
+  /** Prefix of the rate-limit keys in Redis, so several deployments can share one server. */
+  redisKeyPrefix: string;
   registryPath: string | undefined;
   adminToken: string | undefined;
   /** MINIBRIDGE_SECRETS_KEY: 32 bytes, base64; seals partner secrets at rest (ADR 0027). Without it, the published development key. */
@@ -18,9 +22,9 @@ export interface Config {
   logLevel: string;
   /** Express `trust proxy`: whether X-Forwarded-For names the caller (IP allow-lists). */
   trustProxy: boolean | string;
-  /** Requests per authenticated partner (or admin token) per instance; the contract's `x-rate-limits.partner`. */
+  /** Requests per authenticated partner (or admin token), shared by the instances (ADR 0029); the contract's `x-rate-limits.partner`. */
   rateLimit: { perSecond: number; burst: number };
-  /** Failed authentications per source address per instance; the contract's `x-rate-limits.failedAuthentication`. */
+  /** Failed authentications per source address, shared by the instances (ADR 0029); the contract's `x-rate-limits.failedAuthentication`. */
   failedAuthLimit: { perSecond: number; burst: number };
   worker: { pollMs: number; batchSize: number; leaseMs: number; enabled: boolean };
   shutdownGraceMs: number;
@@ -38,6 +42,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST ?? '0.0.0.0',
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: env.MINIBRIDGE_DATA_DIR ?? '.data/pglite',
+    redisUrl: env.REDIS_URL || undefined,
+    redisKeyPrefix: env.MINIBRIDGE_REDIS_PREFIX ?? 'minibridge:ratelimit:',
     registryPath: env.MINIBRIDGE_REGISTRY || undefined,
     adminToken: env.MINIBRIDGE_ADMIN_TOKEN || undefined,
     secretsKey: env.MINIBRIDGE_SECRETS_KEY || undefined,

@@ -9,6 +9,7 @@ import { createApp } from './http/app.js';
 import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
 import { createRateLimiters } from './http/rateLimiter.js';
+import { openSharedLimits } from './http/sharedRateLimits.js';
 import { createMetrics } from './observability/metrics.js';
 import type { PlatformContext } from './context.js';
 import { PartnerDirectory } from './dashboard/directory.js';
@@ -67,6 +68,8 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     await store.close();
     throw error;
   }
+  const metrics = createMetrics(() => store.outbox.countPending());
+  const sharedLimits = await openSharedLimits(config, store, log, metrics);
   const platform: PlatformContext = {
     config,
     store,
@@ -74,8 +77,12 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       return partners.current;
     },
     partners,
-    rateLimiters: createRateLimiters({ partner: config.rateLimit, failedAuthentication: config.failedAuthLimit }),
-    metrics: createMetrics(() => store.outbox.countPending()),
+    rateLimiters: createRateLimiters(
+      { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit },
+      undefined,
+      sharedLimits.shared,
+    ),
+    metrics,
     log,
     // The worker is made just below, before the server accepts anything that could wake it.
     wakeWorker: () => worker.wake(),
@@ -122,6 +129,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       clearTimeout(grace);
       await worker.stop();
       await partners.close();
+      await sharedLimits.close();
       await store.close();
       log.info('minibridge platform stopped');
     })());

@@ -7,6 +7,7 @@ import { check, operation } from '../../src/contract/operations.js';
 import { registryFrom, type RegistryFile } from '../../src/platform/registry/loadRegistry.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 import type { Config } from '../../src/platform/config.js';
+import type { Store } from '../../src/platform/store/index.js';
 import { FakePartner } from './fakePartners.js';
 
 export const HOSTAPP = { id: 'ha_test', secret: 'hostapp-secret-1' };
@@ -32,7 +33,9 @@ export class PlatformHarness {
   running!: RunningPlatform;
   readonly errorCodesSeen = new Set<string>();
 
-  async start(options: { registry?: (registry: RegistryFile) => void; config?: Partial<Config>; log?: Logger } = {}): Promise<this> {
+  async start(
+    options: { registry?: (registry: RegistryFile) => void; config?: Partial<Config>; log?: Logger; store?: Promise<Store> } = {},
+  ): Promise<this> {
     await Promise.all([this.hostapp.start(), this.miniapp.start()]);
     const registry: RegistryFile = {
       hostapps: [
@@ -64,12 +67,14 @@ export class PlatformHarness {
     this.running = await startPlatform({
       registry: registryFrom(structuredClone(registry)),
       log: options.log,
-      // A throw-away in-memory database per harness, even where DATABASE_URL is set.
+      store: options.store,
+      // A throw-away in-memory database per harness, even where DATABASE_URL or REDIS_URL is set.
       config: {
         port: 0,
         host: '127.0.0.1',
         dataDir: 'memory://',
         databaseUrl: undefined,
+        redisUrl: undefined,
         logLevel: 'silent',
         adminToken: ADMIN_TOKEN,
         worker: { pollMs: 50, batchSize: 50, leaseMs: 60_000, enabled: true },

@@ -1,3 +1,4 @@
+import { checkUrls } from './urls.js';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
@@ -23,6 +24,7 @@ type CredentialKind = Schemas['CredentialKind'];
 export const partnerChanges = {
   async updateHostapp(platform: PlatformContext, caller: DashboardCaller, clientId: string, body: Schemas['UpdateHostappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     return write(platform, async (tx) => {
       const row = await accessible(platform, caller, 'hostapp', clientId, tx);
       const before = row.settings as HostappSettings;
@@ -39,6 +41,7 @@ export const partnerChanges = {
 
   async updateMiniapp(platform: PlatformContext, caller: DashboardCaller, appId: string, body: Schemas['UpdateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     const { hostapps, ...fields } = body;
     // Links decide which host apps a miniapp may charge through: an operator's decision, never the miniapp's.
     if (hostapps !== undefined && caller.partner)

@@ -1,3 +1,4 @@
+import { checkUrls } from './urls.js';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
@@ -11,6 +12,7 @@ type Schemas = components['schemas'];
 export const partnerCreation = {
   async createHostapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateHostappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',
@@ -45,6 +47,7 @@ export const partnerCreation = {
   },
   async createMiniapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
+    checkUrls(caller, body.urls);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',

@@ -126,7 +126,7 @@ async function admit(
   } catch (error) {
     if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
       const source = `source:${req.ip ?? 'unknown'}`;
-      const decision = platform.rateLimiters.failedAuthentication.take(source);
+      const decision = await platform.rateLimiters.failedAuthentication.take(source);
       if (!decision.allowed) {
         const { perSecond } = platform.rateLimiters.failedAuthentication.budget;
         throw new ApiError(
@@ -140,7 +140,7 @@ async function admit(
     throw error;
   }
   const limitKey = callerRef ? `${callerRef.kind}:${callerRef.id}` : 'admin';
-  const decision = platform.rateLimiters.partner.take(limitKey);
+  const decision = await platform.rateLimiters.partner.take(limitKey);
   if (!decision.allowed) {
     const { perSecond } = platform.rateLimiters.partner.budget;
     throw new ApiError(

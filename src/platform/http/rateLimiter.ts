@@ -8,9 +8,9 @@ export interface RateLimitBudget {
 
 /** The budgets the contract states once, as `x-rate-limits` on its 429 response (ADR 0017). */
 export interface ContractRateLimits {
-  /** Per authenticated partner (or the admin token), per platform instance. */
+  /** Per authenticated partner (or the admin token), shared by the instances (ADR 0029). */
   partner: RateLimitBudget;
-  /** Failed authentications per source address, per platform instance. */
+  /** Failed authentications per source address, shared by the instances (ADR 0029). */
   failedAuthentication: RateLimitBudget;
 }
 
@@ -33,12 +33,36 @@ export interface RateLimitDecision {
   headers: Record<string, string>;
 }
 
+/** A budget counted somewhere: in this process (RateLimiter) or shared by every instance (SharedRateLimiter). */
+export interface Limiter {
+  readonly policy: string;
+  readonly budget: RateLimitBudget;
+  take(key: string): RateLimitDecision | Promise<RateLimitDecision>;
+}
+
+/** `RateLimit-Policy`: the bucket holds `burst` requests and refills completely in burst / perSecond seconds. */
+function policyField(policy: string, budget: RateLimitBudget): string {
+  return `"${policy}";q=${budget.burst};w=${Math.max(1, Math.ceil(budget.burst / budget.perSecond))}`;
+}
+
+/** The decision and its RateLimit fields, from the tokens left once the request took one (or could not). */
+function decide(policy: string, field: string, budget: RateLimitBudget, allowed: boolean, tokens: number): RateLimitDecision {
+  const { perSecond, burst } = budget;
+  const retryAfterSeconds = allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perSecond));
+  const headers: Record<string, string> = {
+    'RateLimit-Policy': field,
+    RateLimit: `"${policy}";r=${Math.floor(tokens)};t=${Math.ceil((burst - tokens) / perSecond)}`,
+  };
+  if (!allowed) headers['Retry-After'] = String(retryAfterSeconds);
+  return { allowed, retryAfterSeconds, headers };
+}
+
 /**
- * Token buckets by key: `perSecond` sustained with bursts of `burst`, per platform instance.
+ * Token buckets by key in this process: `perSecond` sustained with bursts of `burst`.
  * Buckets idle long enough to be full again are dropped, so memory follows the active keys.
  * `policy` names the budget in the RateLimit header fields.
  */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private lastSweep = 0;
   private readonly policyField: string;
@@ -48,8 +72,7 @@ export class RateLimiter {
     readonly budget: RateLimitBudget,
     private readonly now: () => number = () => performance.now(),
   ) {
-    // The bucket holds `burst` requests and refills completely in burst / perSecond seconds.
-    this.policyField = `"${policy}";q=${budget.burst};w=${Math.max(1, Math.ceil(budget.burst / budget.perSecond))}`;
+    this.policyField = policyField(policy, budget);
   }
 
   get ratePerSecond(): number {
@@ -67,13 +90,7 @@ export class RateLimiter {
     this.buckets.set(key, bucket);
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
-    const retryAfterSeconds = allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
-    const headers: Record<string, string> = {
-      'RateLimit-Policy': this.policyField,
-      RateLimit: `"${this.policy}";r=${Math.floor(bucket.tokens)};t=${Math.ceil((burst - bucket.tokens) / perSecond)}`,
-    };
-    if (!allowed) headers['Retry-After'] = String(retryAfterSeconds);
-    return { allowed, retryAfterSeconds, headers };
+    return decide(this.policy, this.policyField, this.budget, allowed, bucket.tokens);
   }
 
   private sweep(now: number): void {
@@ -84,15 +101,64 @@ export class RateLimiter {
   }
 }
 
-/** The platform's two budgets (ADR 0017): authenticated partners, and failed authentications by source. */
-export interface RateLimiters {
-  partner: RateLimiter;
-  failedAuthentication: RateLimiter;
+/** Token buckets every platform instance shares: Redis or PostgreSQL (ADR 0029). */
+export interface SharedBuckets {
+  /** `redis` or `postgres`: the label of the fallback metric and log. */
+  readonly name: string;
+  /** Refills `key`'s bucket and takes a token if it holds one: one atomic round trip. */
+  take(key: string, perSecond: number, burst: number): Promise<{ allowed: boolean; tokens: number }>;
 }
 
-export function createRateLimiters(limits: ContractRateLimits, now?: () => number): RateLimiters {
+/**
+ * A budget every instance shares (ADR 0029). When the shared store fails (unreachable, too
+ * slow), the request is counted by this instance's own bucket instead and `onFallback` is told:
+ * the limit degrades to the per-instance budgets of ADR 0017 rather than failing open (no limit)
+ * or closed (refusing partners' payments because a counter is away).
+ */
+export class SharedRateLimiter implements Limiter {
+  private readonly policyField: string;
+
+  constructor(
+    readonly policy: string,
+    readonly budget: RateLimitBudget,
+    private readonly shared: SharedBuckets,
+    private readonly fallback: RateLimiter,
+    private readonly onFallback: (error: unknown) => void,
+  ) {
+    this.policyField = policyField(policy, budget);
+  }
+
+  async take(key: string): Promise<RateLimitDecision> {
+    let taken: { allowed: boolean; tokens: number };
+    try {
+      taken = await this.shared.take(`${this.policy}:${key}`, this.budget.perSecond, this.budget.burst);
+    } catch (error) {
+      this.onFallback(error);
+      return this.fallback.take(key);
+    }
+    return decide(this.policy, this.policyField, this.budget, taken.allowed, taken.tokens);
+  }
+}
+
+/** The platform's two budgets (ADR 0017): authenticated partners, and failed authentications by source. */
+export interface RateLimiters {
+  partner: Limiter;
+  failedAuthentication: Limiter;
+}
+
+export interface SharedLimits {
+  buckets: SharedBuckets;
+  /** Called each time a request was counted in this instance because the shared store failed. */
+  onFallback(error: unknown): void;
+}
+
+/** Per-instance budgets, or shared ones (each with a per-instance fallback) when `shared` is given. */
+export function createRateLimiters(limits: ContractRateLimits, now?: () => number, shared?: SharedLimits): RateLimiters {
+  const local = (policy: string, budget: RateLimitBudget) => new RateLimiter(policy, budget, now);
+  const limiter = (policy: string, budget: RateLimitBudget): Limiter =>
+    shared ? new SharedRateLimiter(policy, budget, shared.buckets, local(policy, budget), shared.onFallback) : local(policy, budget);
   return {
-    partner: new RateLimiter('partner', limits.partner, now),
-    failedAuthentication: new RateLimiter('failed-auth', limits.failedAuthentication, now),
+    partner: limiter('partner', limits.partner),
+    failedAuthentication: limiter('failed-auth', limits.failedAuthentication),
   };
 }

@@ -9,6 +9,8 @@ export interface Metrics {
   partnerCallSeconds: Histogram<'operation'>;
   deliveries: Counter<'outcome'>;
   events: Counter<'direction' | 'outcome'>;
+  /** Requests counted by the instance's own budget because the shared rate-limit store failed (ADR 0029). */
+  rateLimitFallbacks: Counter<'store'>;
 }
 
 export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics {
@@ -52,6 +54,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       name: 'minibridge_events_total',
       help: 'Event bridge events, by direction and outcome.',
       labelNames: ['direction', 'outcome'],
+      registers: [registry],
+    }),
+    rateLimitFallbacks: new Counter({
+      name: 'minibridge_rate_limit_fallbacks_total',
+      help: 'Requests counted against the per-instance budget because the shared rate-limit store (redis or postgres) failed.',
+      labelNames: ['store'],
       registers: [registry],
     }),
   };

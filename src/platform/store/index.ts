@@ -5,6 +5,7 @@ import { createIdempotency, type Idempotency } from './idempotency.js';
 import { migrate } from './migrate.js';
 import { createOrderPayments, type OrderPayments } from './orderPayments.js';
 import { createOutbox, type Outbox } from './outbox.js';
+import { createRateLimitBuckets, type RateLimitBuckets } from './rateLimitBuckets.js';
 import { createPartners, type Partners } from './partners.js';
 import { createReplayGuard, type ReplayGuard } from './replayGuard.js';
 import { systemClock, type Clock } from './time.js';
@@ -27,6 +28,7 @@ export { InvalidCursorError } from './outbox.js';
 export type { CredentialRow, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
 export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
+export type { BucketTake, RateLimitBuckets } from './rateLimitBuckets.js';
 
 export interface Store {
   readonly db: Db;
@@ -35,6 +37,8 @@ export interface Store {
   readonly outbox: Outbox;
   readonly eventLog: EventLog;
   readonly replayGuard: ReplayGuard;
+  /** Rate-limit buckets every instance on this database shares (ADR 0029). */
+  readonly rateLimitBuckets: RateLimitBuckets;
   /** The dashboard's partners, credentials and audit log (ADR 0027). */
   readonly partners: Partners;
   /** Resolves when the database answers; for readiness checks. */
@@ -66,6 +70,7 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
     outbox: createOutbox(db, clock),
     eventLog: createEventLog(db, clock),
     replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
+    rateLimitBuckets: createRateLimitBuckets(db),
     partners: createPartners(db, clock),
     async ping() {
       await db.query('SELECT 1');
