@@ -104,8 +104,12 @@ describe('a request missing a required field gets the contract error (platform: 
   const cases = allOperations.flatMap(([api, operationId]): InvalidCase[] => {
     const request = validRequest(api, operationId);
     const schema = requestSchema(api, operationId);
+    const required = schema ? (resolve(loadLosslessDocument(api), schema).required as string[] | undefined) : undefined;
+    // A body with nothing required (the dashboard's updates: every member optional, at least one) is refused empty.
+    if (schema && !required?.length)
+      return [[api, operationId, 'anything to change (an empty body)', { ...request, body: {} }, 'properties']];
     if (schema) {
-      const field = (resolve(loadLosslessDocument(api), schema).required as string[])[0]!;
+      const field = required![0]!;
       const body = copyJson(request.body) as JsonObject;
       delete body[field];
       return [[api, operationId, `body field ${field}`, { ...request, body }, field]];
