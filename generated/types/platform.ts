@@ -1175,7 +1175,7 @@ export interface components {
          * CreateHostappRequest
          * @description A new host app. Its first `secret_key` credential is issued with it and shown once in the answer.
          */
-        CreateHostappRequest: components["schemas"]["HostappSettingsFields"] & {
+        CreateHostappRequest: WithRequired<components["schemas"]["HostappSettingsFields"], "name"> & {
             client_id: components["schemas"]["NewPartnerId"];
         };
         /**
@@ -1281,7 +1281,7 @@ export interface components {
          * CreateMiniappRequest
          * @description A new miniapp. Its first `secret_key` credential is issued with it and shown once in the answer.
          */
-        CreateMiniappRequest: components["schemas"]["MiniappSettingsFields"] & {
+        CreateMiniappRequest: WithRequired<components["schemas"]["MiniappSettingsFields"], "name"> & {
             app_id: components["schemas"]["NewPartnerId"];
             hostapps?: components["schemas"]["LinkedHostapps"];
         };
@@ -3352,3 +3352,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};
