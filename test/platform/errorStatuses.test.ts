@@ -23,20 +23,24 @@ const catalogue = new Set(resolve<{ enum: ErrorCode[] }>(loadDocument('platform'
 const srcDir = path.resolve(import.meta.dirname, '../../src');
 const platformOperations = [...contractOperations().values()].filter((op) => op.api === 'platform');
 
-/** The .ts files under src/ that `file` imports, transitively, src/platform/http/ excluded (its codes are the pipeline's). */
+/**
+ * The .ts files under src/ that `file` imports, transitively, without src/platform/http/ and
+ * src/contract/errors.ts: the codes those name are the pipeline's (pipelineCodes).
+ */
+const pipelineFiles = [path.join(srcDir, 'platform', 'http') + path.sep, path.join(srcDir, 'contract', 'errors.ts')];
 function importClosure(file: string, seen = new Set<string>()): Set<string> {
   if (seen.has(file)) return seen;
   seen.add(file);
   for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\s(?!type\b)[^'"]*?from\s+'(\.[^']+)'/gm)) {
     const target = path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts'));
-    if (target.startsWith(srcDir + path.sep) && !target.startsWith(path.join(srcDir, 'http') + path.sep)) importClosure(target, seen);
+    if (target.startsWith(srcDir + path.sep) && !pipelineFiles.some((excluded) => target.startsWith(excluded))) importClosure(target, seen);
   }
   return seen;
 }
 
 function handlerCodes(operationId: string): Set<ErrorCode> {
   const codes = new Set<ErrorCode>();
-  for (const file of importClosure(path.join(srcDir, 'operations', `${operationId}.ts`))) {
+  for (const file of importClosure(path.join(srcDir, 'platform', 'operations', `${operationId}.ts`))) {
     for (const [, literal] of readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z_]+)'/g))
       if (catalogue.has(literal as ErrorCode)) codes.add(literal as ErrorCode);
   }
