@@ -6,6 +6,7 @@ import { contractOperations, type OperationContract } from '../../src/contract/o
 import { documentedError, invalidInputCode, type ErrorCode } from '../../src/contract/errors.js';
 import { handlers } from '../../src/platform/operations/index.js';
 import type { PlatformOperationId } from '../../src/platform/operations/handler.js';
+import { describeOnBackends } from '../support/databases.js';
 import { ADMIN_TOKEN, PlatformHarness } from '../support/platformHarness.js';
 
 /**
@@ -110,24 +111,26 @@ describe('an undocumented code never goes out under a guessed status', () => {
   });
 });
 
-describe('over HTTP: a malformed delivery_id is a documented 400 INVALID_REQUEST, not a retryable 503', () => {
-  const harness = new PlatformHarness();
-  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  beforeAll(() => harness.start(), 30_000);
-  afterAll(() => harness.stop());
+describeOnBackends('error statuses', (backend) => {
+  describe('over HTTP: a malformed delivery_id is a documented 400 INVALID_REQUEST, not a retryable 503', () => {
+    const harness = new PlatformHarness();
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    beforeAll(() => harness.start({ backend: backend.name }), 30_000);
+    afterAll(() => harness.stop());
 
-  test.each([
-    ['getDelivery', '/api/v1/admin/deliveries/not-a-uuid'],
-    ['redeliverDelivery', '/api/v1/admin/deliveries/not-a-uuid/redeliver'],
-    // Not percent-encoded UTF-8: Express fails to decode the parameter before the handler runs.
-    ['getDelivery', '/api/v1/admin/deliveries/%zz'],
-    ['getDelivery', '/api/v1/admin/deliveries/%ED%A0%80'],
-    ['redeliverDelivery', '/api/v1/admin/deliveries/%C0%AF/redeliver'],
-  ])('%s %s', async (operationId, requestPath) => {
-    // harness.call also checks the status is documented and the body matches its schema.
-    const answer = await harness.call(operationId, undefined, { ...admin, path: requestPath });
-    expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error_code: 'INVALID_REQUEST', error_message: expect.stringMatching(/delivery_id|percent-encoded/) });
-    expect(answer.headers.get('retry-after')).toBeNull();
+    test.each([
+      ['getDelivery', '/api/v1/admin/deliveries/not-a-uuid'],
+      ['redeliverDelivery', '/api/v1/admin/deliveries/not-a-uuid/redeliver'],
+      // Not percent-encoded UTF-8: Express fails to decode the parameter before the handler runs.
+      ['getDelivery', '/api/v1/admin/deliveries/%zz'],
+      ['getDelivery', '/api/v1/admin/deliveries/%ED%A0%80'],
+      ['redeliverDelivery', '/api/v1/admin/deliveries/%C0%AF/redeliver'],
+    ])('%s %s', async (operationId, requestPath) => {
+      // harness.call also checks the status is documented and the body matches its schema.
+      const answer = await harness.call(operationId, undefined, { ...admin, path: requestPath });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({ error_code: 'INVALID_REQUEST', error_message: expect.stringMatching(/delivery_id|percent-encoded/) });
+      expect(answer.headers.get('retry-after')).toBeNull();
+    });
   });
 });

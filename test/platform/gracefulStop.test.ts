@@ -4,9 +4,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { operation } from '../../src/contract/operations.js';
 import type { Received } from '../support/fakePartners.js';
+import { describeOnBackends } from '../support/databases.js';
 import { e1Body, PlatformHarness } from '../support/platformHarness.js';
 
 function open(url: string): Promise<Socket> {
@@ -23,17 +24,26 @@ function closed(socket: Socket): Promise<string> {
   return new Promise((resolve) => socket.once('close', () => resolve(received)));
 }
 
-test('stop closes idle connections at once and answers the request in flight before closing its connection', async () => {
+describeOnBackends('graceful stop', (backend) => {
   const harness = new PlatformHarness();
   let answerE3: (() => void) | undefined;
-  const e3Arrived = new Promise<void>((resolve) => {
-    harness.hostapp.on('/create-order-payment', (_request: Received, res: ServerResponse) => {
-      answerE3 = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: 'hop_graceful' }));
-      resolve();
+  let e3Arrived!: Promise<void>;
+  // The platform starts in a hook: a cold start on a busy machine must not eat the test's limit.
+  beforeAll(async () => {
+    e3Arrived = new Promise<void>((resolve) => {
+      harness.hostapp.on('/create-order-payment', (_request: Received, res: ServerResponse) => {
+        answerE3 = () =>
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: 'hop_graceful' }));
+        resolve();
+      });
     });
+    // A grace period far past the test's limit: only closing idle connections at once (not the
+    // grace timer, which would cut the request in flight too) lets this test pass.
+    await harness.start({ backend: backend.name, config: { shutdownGraceMs: 600_000 } });
   });
-  await harness.start();
-  try {
+  afterAll(() => harness.stop());
+
+  test('stop closes idle connections at once and answers the request in flight before closing its connection', async () => {
     const spare = await open(harness.running.url);
     const spareClosed = closed(spare);
     const between = await open(harness.running.url);
@@ -57,19 +67,16 @@ test('stop closes idle connections at once and answers the request in flight bef
     );
     await e3Arrived;
 
-    const started = Date.now();
     const stopping = harness.running.close();
+    // Closed while the request in flight still waits for E3: the stop did not wait for it.
     await Promise.all([spareClosed, betweenClosed]);
-    expect(Date.now() - started).toBeLessThan(2_000);
 
     answerE3!();
     const answer = await busyClosed;
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(answer).toMatch(/\r\nConnection: close\r\n/i);
     expect(answer).toContain('"order_payment_id":"hop_graceful"');
+    // Resolves within the test's limit, long before the grace period: the stop did not wait for it.
     await stopping;
-    expect(Date.now() - started).toBeLessThan(5_000);
-  } finally {
-    await harness.stop();
-  }
-}, 30_000);
+  }, 30_000);
+});

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operation } from '../../src/contract/operations.js';
 import { nextAttemptAt, type RetrySchedule } from '../../src/platform/delivery/retrySchedule.js';
+import { describeOnBackends } from '../support/databases.js';
 import { DeliveryRig } from './support/deliveryRig.js';
 
 const schedule = operation('receiveOrderCompletion').extensions['x-retry-schedule'] as unknown as RetrySchedule;
@@ -19,48 +20,49 @@ function nominalDelay(attempt: number): number {
   return delay;
 }
 
-describe('E6 back-off through the worker (no jitter: random() = 0.5)', () => {
-  const rig = new DeliveryRig([APP]);
-  beforeAll(async () => {
-    rig.behaviours.set(APP, 'fail');
-    await rig.start({ random: () => 0.5 });
-  }, 60_000);
-  afterAll(() => rig.stop(), 30_000);
+describeOnBackends('E6 schedule', (backend) => {
+  describe('E6 back-off through the worker (no jitter: random() = 0.5)', () => {
+    const rig = new DeliveryRig([APP]);
+    beforeAll(async () => {
+      rig.behaviours.set(APP, 'fail');
+      await rig.start({ random: () => 0.5, backend: backend.name });
+    }, 60_000);
+    afterAll(() => rig.stop(), 30_000);
 
-  it('waits the first delay, doubles it up to the cap, stays at the cap, and ends dead at the horizon', async () => {
-    expect(schedule.multiplier).toBeGreaterThan(1);
-    expect(schedule.maxDelayMs).toBeGreaterThan(schedule.firstDelayMs * schedule.multiplier);
-    const id = await rig.enqueue(APP);
-    const createdAt = rig.clock.now().getTime();
-    const delays: number[] = [];
-    for (let attempt = 1; ; attempt++) {
-      const claimed = await rig.worker.tick();
-      expect(claimed.map((c) => [c.delivery.delivery_id, c.attempt])).toEqual([[id, attempt]]);
-      await rig.worker.settled();
-      const delivery = (await rig.store.outbox.get(id))!;
-      expect(delivery.attempts_made).toBe(attempt);
-      if (delivery.status === 'dead') {
-        // The next attempt would have fallen past the horizon.
-        expect(rig.clock.now().getTime() + nominalDelay(attempt)).toBeGreaterThan(createdAt + schedule.horizonMs);
-        break;
+    it('waits the first delay, doubles it up to the cap, stays at the cap, and ends dead at the horizon', async () => {
+      expect(schedule.multiplier).toBeGreaterThan(1);
+      expect(schedule.maxDelayMs).toBeGreaterThan(schedule.firstDelayMs * schedule.multiplier);
+      const id = await rig.enqueue(APP);
+      const createdAt = rig.clock.now().getTime();
+      const delays: number[] = [];
+      for (let attempt = 1; ; attempt++) {
+        const claimed = await rig.worker.tick();
+        expect(claimed.map((c) => [c.delivery.delivery_id, c.attempt])).toEqual([[id, attempt]]);
+        await rig.worker.settled();
+        const delivery = (await rig.store.outbox.get(id))!;
+        expect(delivery.attempts_made).toBe(attempt);
+        if (delivery.status === 'dead') {
+          // The next attempt would have fallen past the horizon.
+          expect(rig.clock.now().getTime() + nominalDelay(attempt)).toBeGreaterThan(createdAt + schedule.horizonMs);
+          break;
+        }
+        expect(delivery.status).toBe('pending');
+        const due = new Date(delivery.next_attempt_at!).getTime();
+        delays.push(due - rig.clock.now().getTime());
+        expect(delays.at(-1), `delay after attempt ${attempt}`).toBe(nominalDelay(attempt));
+        // Not a moment early: one millisecond before it is due, nothing is claimed.
+        rig.clock.advance(due - rig.clock.now().getTime() - 1);
+        expect(await rig.worker.tick()).toEqual([]);
+        rig.clock.advance(1);
       }
-      expect(delivery.status).toBe('pending');
-      const due = new Date(delivery.next_attempt_at!).getTime();
-      delays.push(due - rig.clock.now().getTime());
-      expect(delays.at(-1), `delay after attempt ${attempt}`).toBe(nominalDelay(attempt));
-      // Not a moment early: one millisecond before it is due, nothing is claimed.
-      rig.clock.advance(due - rig.clock.now().getTime() - 1);
-      expect(await rig.worker.tick()).toEqual([]);
-      rig.clock.advance(1);
-    }
-    expect(delays).toEqual(delays.map((_, i) => nominalDelay(i + 1)));
-    expect(delays[1]).toBe(schedule.firstDelayMs * schedule.multiplier);
-    const atCap = delays.filter((delay) => delay === schedule.maxDelayMs).length;
-    expect(atCap).toBeGreaterThan(2);
-    expect(Math.max(...delays)).toBe(schedule.maxDelayMs);
-  }, 120_000);
+      expect(delays).toEqual(delays.map((_, i) => nominalDelay(i + 1)));
+      expect(delays[1]).toBe(schedule.firstDelayMs * schedule.multiplier);
+      const atCap = delays.filter((delay) => delay === schedule.maxDelayMs).length;
+      expect(atCap).toBeGreaterThan(2);
+      expect(Math.max(...delays)).toBe(schedule.maxDelayMs);
+    }, 120_000);
+  });
 });
-
 describe('E6 back-off schedule (nextAttemptAt)', () => {
   const start = new Date('2026-01-15T10:00:00.000Z');
 

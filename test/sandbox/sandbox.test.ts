@@ -15,6 +15,7 @@ import {
   startSandbox,
   type RunningSandbox,
 } from '../../src/tools/sandbox/startSandbox.js';
+import { describeOnBackends, openPlatformDatabase, type PlatformDatabase, type TestBackend } from '../support/databases.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 
 /** Starting PGlite (WASM) takes seconds, far more on a busy machine. */
@@ -24,29 +25,32 @@ const waitLong = { timeout: 30_000, interval: 100 };
 interface Running {
   platform: RunningPlatform;
   sandbox: RunningSandbox;
+  database: PlatformDatabase;
 }
 
-async function startBoth(options: { autoConfirmMs?: number; signing?: boolean } = {}): Promise<Running> {
+async function startBoth(options: { autoConfirmMs?: number; signing?: boolean; backend?: TestBackend['name'] } = {}): Promise<Running> {
   let platformUrl = '';
-  const sandbox = await startSandbox({ platformUrl: () => platformUrl, hostappPort: 0, miniappPort: 0, ...options });
+  const { backend, ...sandboxOptions } = options;
+  const database = await openPlatformDatabase(backend);
+  const sandbox = await startSandbox({ platformUrl: () => platformUrl, hostappPort: 0, miniappPort: 0, ...sandboxOptions });
   const platform = await startPlatform({
     registry: registryFrom(sandbox.registry),
     config: {
       port: 0,
       host: '127.0.0.1',
-      dataDir: 'memory://',
-      databaseUrl: undefined,
+      ...database.config,
       logLevel: 'silent',
       worker: { pollMs: 100, batchSize: 10, leaseMs: 60_000, enabled: true },
     },
   });
   platformUrl = platform.url;
-  return { platform, sandbox };
+  return { platform, sandbox, database };
 }
 
 async function stopBoth(running: Running | undefined): Promise<void> {
   await running?.platform.close();
   await running?.sandbox.close();
+  await running?.database.dispose();
 }
 
 function miniappClient(platformUrl: string) {
@@ -88,148 +92,152 @@ function completionFor(sandbox: RunningSandbox, orderPaymentId: string) {
   );
 }
 
-describe('sandbox with the platform (PGlite in memory)', () => {
-  let running: Running | undefined;
-  beforeAll(async () => {
-    running = await startBoth();
-  }, START_TIMEOUT_MS);
-  afterAll(() => stopBoth(running), START_TIMEOUT_MS);
+describeOnBackends('sandbox', (backend) => {
+  describe('sandbox with the platform', () => {
+    let running: Running | undefined;
+    beforeAll(async () => {
+      running = await startBoth({ backend: backend.name });
+    }, START_TIMEOUT_MS);
+    afterAll(() => stopBoth(running), START_TIMEOUT_MS);
 
-  it('E1 → E3, confirm → E5 → E6 at the simulated miniapp, decimals exact', async () => {
-    const { platform, sandbox } = running!;
-    const created = await createOrder(platform.url, '125000.50', 'ORD-E2E-1');
-    expect(created.status).toBe(200);
-    const id = created.data!.order_payment_id;
-    expect(id).toMatch(/^hop_sbx_/);
-    expect(sandbox.hostapp.payments.get(id)).toMatchObject({
-      amount: '125000.50',
-      currency: 'VND',
-      payment_status: 'in_process',
-      miniapp_order_id: 'ORD-E2E-1',
-    });
-
-    const confirmed = await act(sandbox.hostappUrl, id, 'confirm');
-    expect(confirmed.status).toBe(200);
-    expect(confirmed.body).toMatchObject({
-      payment_status: 'paid',
-      complete_order: { attempts: 1, answer: { status: 200, body: { code: 'SUCCESS' } } },
-    });
-
-    await vi.waitFor(() => expect(completionFor(sandbox, id)).toBeDefined(), waitLong);
-    expect(completionFor(sandbox, id)).toMatchObject({
-      delivery_attempt: 1,
-      event_id: expect.any(String),
-      body: {
-        hostapp_order_payment_id: id,
-        hostapp_client_id: SANDBOX_HOSTAPP.clientId,
-        payment_status: 'paid',
-        miniapp_order_id: 'ORD-E2E-1',
-      },
-    });
-    expect(await askStatus(platform.url, id)).toMatchObject({ order_payment_id: id, payment_status: 'paid' });
-  });
-
-  it('E3 is idempotent on miniapp_order_id, and /cancel and /fail override the amount', async () => {
-    const { platform, sandbox } = running!;
-    const first = await createOrder(platform.url, 100, 'ORD-E2E-2');
-    const again = await createOrder(platform.url, 100, 'ORD-E2E-2');
-    expect(again.data!.order_payment_id).toBe(first.data!.order_payment_id);
-    const toFail = (await createOrder(platform.url, 100, 'ORD-E2E-3')).data!.order_payment_id;
-
-    const cancelled = await act(sandbox.hostappUrl, first.data!.order_payment_id, 'cancel');
-    const failed = await act(sandbox.hostappUrl, toFail, 'fail', { payment_fail_reason: 'Card expired' });
-    const conflict = await act(sandbox.hostappUrl, toFail, 'confirm');
-    const unknown = await act(sandbox.hostappUrl, 'hop_nope', 'confirm');
-    expect(cancelled.body).toMatchObject({ payment_status: 'cancelled' });
-    expect(failed.body).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Card expired' });
-    expect(conflict).toMatchObject({ status: 409, body: { error_code: 'PAYMENT_STATUS_CONFLICT' } });
-    expect(unknown).toMatchObject({ status: 404, body: { error_code: 'ORDER_NOT_FOUND' } });
-    await vi.waitFor(
-      () => expect(completionFor(sandbox, toFail)?.body).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Card expired' }),
-      waitLong,
-    );
-  });
-
-  describe.each(MAGIC_AMOUNTS.map((entry) => [entry.amount, entry] as const))('magic amount %s', (amount, entry) => {
-    it(entry.hostappDoes, async () => {
+    it('E1 → E3, confirm → E5 → E6 at the simulated miniapp, decimals exact', async () => {
       const { platform, sandbox } = running!;
-      // Sent as a JSON number: the magic applies to the amount's digits, whatever its JSON type.
-      const created = await createOrder(platform.url, Number(amount), `ORD-MAGIC-${amount}`);
-      if (entry.refuseWith) {
-        expect(created.status).toBe(400);
-        expect(created.error).toMatchObject({ error_code: entry.refuseWith });
-        return;
-      }
-      const expected = entry.confirmation!;
+      const created = await createOrder(platform.url, '125000.50', 'ORD-E2E-1');
+      expect(created.status).toBe(200);
       const id = created.data!.order_payment_id;
-      const confirmed = await act(sandbox.hostappUrl, id, 'confirm');
-      expect(confirmed.body.payment_status).toBe(expected.status);
-      if (expected.callsCompleteOrder) {
-        await vi.waitFor(() => expect(completionFor(sandbox, id)).toBeDefined(), waitLong);
-        expect(completionFor(sandbox, id)!.body).toMatchObject({
-          payment_status: expected.status,
-          ...(expected.failReason !== undefined && { payment_fail_reason: expected.failReason }),
-        });
-        return;
-      }
-      // No E5: only E2 → E4 tells the platform.
-      expect(confirmed.body.complete_order).toBeUndefined();
-      expect(await askStatus(platform.url, id)).toMatchObject({ order_payment_id: id, payment_status: expected.status });
-      if (expected.status === 'in_process') {
-        expect(completionFor(sandbox, id)).toBeUndefined();
-      } else {
-        await vi.waitFor(() => expect(completionFor(sandbox, id)?.body).toMatchObject({ payment_status: expected.status }), waitLong);
-      }
-    });
-  });
+      expect(id).toMatch(/^hop_sbx_/);
+      expect(sandbox.hostapp.payments.get(id)).toMatchObject({
+        amount: '125000.50',
+        currency: 'VND',
+        payment_status: 'in_process',
+        miniapp_order_id: 'ORD-E2E-1',
+      });
 
-  it('E8: a host app event reaches the simulated miniapp (E7) and its answer comes back', async () => {
-    const { platform, sandbox } = running!;
-    const hostapp = createPlatformClient({
-      baseUrl: platform.url,
-      headers: { Authorization: prefixedAuthorization(SANDBOX_HOSTAPP.tokenPrefix, SANDBOX_HOSTAPP.clientId, SANDBOX_HOSTAPP.secretKey) },
+      const confirmed = await act(sandbox.hostappUrl, id, 'confirm');
+      expect(confirmed.status).toBe(200);
+      expect(confirmed.body).toMatchObject({
+        payment_status: 'paid',
+        complete_order: { attempts: 1, answer: { status: 200, body: { code: 'SUCCESS' } } },
+      });
+
+      await vi.waitFor(() => expect(completionFor(sandbox, id)).toBeDefined(), waitLong);
+      expect(completionFor(sandbox, id)).toMatchObject({
+        delivery_attempt: 1,
+        event_id: expect.any(String),
+        body: {
+          hostapp_order_payment_id: id,
+          hostapp_client_id: SANDBOX_HOSTAPP.clientId,
+          payment_status: 'paid',
+          miniapp_order_id: 'ORD-E2E-1',
+        },
+      });
+      expect(await askStatus(platform.url, id)).toMatchObject({ order_payment_id: id, payment_status: 'paid' });
     });
-    const { data, response } = await hostapp.POST('/api/v1/events/hostapp/', {
-      body: {
+
+    it('E3 is idempotent on miniapp_order_id, and /cancel and /fail override the amount', async () => {
+      const { platform, sandbox } = running!;
+      const first = await createOrder(platform.url, 100, 'ORD-E2E-2');
+      const again = await createOrder(platform.url, 100, 'ORD-E2E-2');
+      expect(again.data!.order_payment_id).toBe(first.data!.order_payment_id);
+      const toFail = (await createOrder(platform.url, 100, 'ORD-E2E-3')).data!.order_payment_id;
+
+      const cancelled = await act(sandbox.hostappUrl, first.data!.order_payment_id, 'cancel');
+      const failed = await act(sandbox.hostappUrl, toFail, 'fail', { payment_fail_reason: 'Card expired' });
+      const conflict = await act(sandbox.hostappUrl, toFail, 'confirm');
+      const unknown = await act(sandbox.hostappUrl, 'hop_nope', 'confirm');
+      expect(cancelled.body).toMatchObject({ payment_status: 'cancelled' });
+      expect(failed.body).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Card expired' });
+      expect(conflict).toMatchObject({ status: 409, body: { error_code: 'PAYMENT_STATUS_CONFLICT' } });
+      expect(unknown).toMatchObject({ status: 404, body: { error_code: 'ORDER_NOT_FOUND' } });
+      await vi.waitFor(
+        () => expect(completionFor(sandbox, toFail)?.body).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Card expired' }),
+        waitLong,
+      );
+    });
+
+    describe.each(MAGIC_AMOUNTS.map((entry) => [entry.amount, entry] as const))('magic amount %s', (amount, entry) => {
+      it(entry.hostappDoes, async () => {
+        const { platform, sandbox } = running!;
+        // Sent as a JSON number: the magic applies to the amount's digits, whatever its JSON type.
+        const created = await createOrder(platform.url, Number(amount), `ORD-MAGIC-${amount}`);
+        if (entry.refuseWith) {
+          expect(created.status).toBe(400);
+          expect(created.error).toMatchObject({ error_code: entry.refuseWith });
+          return;
+        }
+        const expected = entry.confirmation!;
+        const id = created.data!.order_payment_id;
+        const confirmed = await act(sandbox.hostappUrl, id, 'confirm');
+        expect(confirmed.body.payment_status).toBe(expected.status);
+        if (expected.callsCompleteOrder) {
+          await vi.waitFor(() => expect(completionFor(sandbox, id)).toBeDefined(), waitLong);
+          expect(completionFor(sandbox, id)!.body).toMatchObject({
+            payment_status: expected.status,
+            ...(expected.failReason !== undefined && { payment_fail_reason: expected.failReason }),
+          });
+          return;
+        }
+        // No E5: only E2 → E4 tells the platform.
+        expect(confirmed.body.complete_order).toBeUndefined();
+        expect(await askStatus(platform.url, id)).toMatchObject({ order_payment_id: id, payment_status: expected.status });
+        if (expected.status === 'in_process') {
+          expect(completionFor(sandbox, id)).toBeUndefined();
+        } else {
+          await vi.waitFor(() => expect(completionFor(sandbox, id)?.body).toMatchObject({ payment_status: expected.status }), waitLong);
+        }
+      });
+    });
+
+    it('E8: a host app event reaches the simulated miniapp (E7) and its answer comes back', async () => {
+      const { platform, sandbox } = running!;
+      const hostapp = createPlatformClient({
+        baseUrl: platform.url,
+        headers: { Authorization: prefixedAuthorization(SANDBOX_HOSTAPP.tokenPrefix, SANDBOX_HOSTAPP.clientId, SANDBOX_HOSTAPP.secretKey) },
+      });
+      const { data, response } = await hostapp.POST('/api/v1/events/hostapp/', {
+        body: {
+          app_id: SANDBOX_MINIAPP.appId,
+          client_id: SANDBOX_HOSTAPP.clientId,
+          event_type: 'user_profile_updated',
+          external_event_id: 'ext-e8-1',
+          payload: { user_id: 'u_1' },
+        },
+      });
+      expect(response.status).toBe(200);
+      expect(data).toMatchObject({ received: true, event_id: expect.any(String) });
+      const arrived = sandbox.received.events.find((event) => event.event_id === (data as { event_id: string }).event_id);
+      expect(arrived?.body).toMatchObject({ event_type: 'user_profile_updated', payload: { user_id: 'u_1' } });
+
+      const viaControl = await fetch(`${sandbox.hostappUrl}/sandbox/send-event`, {
+        method: 'POST',
+        body: JSON.stringify({ event_type: 'loyalty_points_changed', payload: { points: 12 } }),
+      });
+      expect(viaControl.status).toBe(200);
+      expect(sandbox.received.events.at(-1)?.body).toMatchObject({ event_type: 'loyalty_points_changed' });
+    });
+
+    it('a miniapp event reaches the simulated host app (E7) through /sandbox/send-event', async () => {
+      const { sandbox } = running!;
+      const response = await fetch(`${sandbox.miniappUrl}/sandbox/send-event`, {
+        method: 'POST',
+        body: JSON.stringify({ event_type: 'order_status_update', payload: { order_payment_id: 'hop_x', fulfillment_status: 'shipped' } }),
+      });
+      const body = (await response.json()) as { received: boolean; event_id: string };
+      expect(response.status).toBe(200);
+      expect(body).toMatchObject({ received: true, event_id: expect.any(String) });
+      expect(sandbox.hostapp.events.find((event) => event.event_id === body.event_id)?.body).toMatchObject({
         app_id: SANDBOX_MINIAPP.appId,
         client_id: SANDBOX_HOSTAPP.clientId,
-        event_type: 'user_profile_updated',
-        external_event_id: 'ext-e8-1',
-        payload: { user_id: 'u_1' },
-      },
+        payload: { fulfillment_status: 'shipped' },
+      });
+      const listed = (await (await fetch(`${sandbox.miniappUrl}/sandbox/received`)).json()) as {
+        completions: unknown[];
+        events: unknown[];
+      };
+      expect(listed.completions.length).toBe(sandbox.received.completions.length);
     });
-    expect(response.status).toBe(200);
-    expect(data).toMatchObject({ received: true, event_id: expect.any(String) });
-    const arrived = sandbox.received.events.find((event) => event.event_id === (data as { event_id: string }).event_id);
-    expect(arrived?.body).toMatchObject({ event_type: 'user_profile_updated', payload: { user_id: 'u_1' } });
-
-    const viaControl = await fetch(`${sandbox.hostappUrl}/sandbox/send-event`, {
-      method: 'POST',
-      body: JSON.stringify({ event_type: 'loyalty_points_changed', payload: { points: 12 } }),
-    });
-    expect(viaControl.status).toBe(200);
-    expect(sandbox.received.events.at(-1)?.body).toMatchObject({ event_type: 'loyalty_points_changed' });
-  });
-
-  it('a miniapp event reaches the simulated host app (E7) through /sandbox/send-event', async () => {
-    const { sandbox } = running!;
-    const response = await fetch(`${sandbox.miniappUrl}/sandbox/send-event`, {
-      method: 'POST',
-      body: JSON.stringify({ event_type: 'order_status_update', payload: { order_payment_id: 'hop_x', fulfillment_status: 'shipped' } }),
-    });
-    const body = (await response.json()) as { received: boolean; event_id: string };
-    expect(response.status).toBe(200);
-    expect(body).toMatchObject({ received: true, event_id: expect.any(String) });
-    expect(sandbox.hostapp.events.find((event) => event.event_id === body.event_id)?.body).toMatchObject({
-      app_id: SANDBOX_MINIAPP.appId,
-      client_id: SANDBOX_HOSTAPP.clientId,
-      payload: { fulfillment_status: 'shipped' },
-    });
-    const listed = (await (await fetch(`${sandbox.miniappUrl}/sandbox/received`)).json()) as { completions: unknown[]; events: unknown[] };
-    expect(listed.completions.length).toBe(sandbox.received.completions.length);
   });
 });
-
 describe('sandbox with signing on and auto-confirm', () => {
   let running: Running | undefined;
   beforeAll(async () => {

@@ -8,6 +8,7 @@ import {
   type MinibridgeSdk,
   type SdkErrorCode,
 } from '../../src/shipped/sdk/index.js';
+import { propertyRunOptions } from '../support/properties.js';
 import { framePair, type FramePair } from './fakeWindows.js';
 
 // Every check runs before anything leaves: each failing call must post nothing to the host.
@@ -112,7 +113,7 @@ describe('pay input checks', () => {
       fc.property(amounts, (amount) => {
         expect(payPosts({ ...valid, amount })).toBe(check(decimal, amount).valid);
       }),
-      { numRuns: 1000 },
+      propertyRunOptions('sdk pay amounts', 1000),
     );
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { bundledBridgeSchema, buildSdk, VALIDATED_DEFINITIONS } from '../../scripts/build-sdk.js';
 import { createAjv } from '../../src/contract/ajv.js';
 import { validateMessage } from '../../src/shipped/sdk/validation.js';
+import { propertyRunOptions } from '../support/properties.js';
 
 // The SDK validates with code ajv generated at build time. These tests prove it decides exactly
 // as the platform's own ajv set-up (src/contract/ajv.ts, with the x-decimal rule) decides on the
@@ -112,7 +113,7 @@ describe('generated validators', () => {
         else refused += 1;
         expect(ok).toBe(expected(value));
       }),
-      { numRuns: 3000 },
+      propertyRunOptions(`sdk validator ${definition}`, 3000),
     );
     // The generator must reach both answers often, or the comparison proves little.
     expect(accepted).toBeGreaterThan(100);

@@ -129,6 +129,48 @@ async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Prom
   };
 }
 
+/** Where a platform under test keeps its data: the `Config` fields that say so. */
+export interface PlatformDatabaseConfig {
+  databaseUrl: string | undefined;
+  dataDir: string;
+}
+
+/** A platform's own database on one backend, to pass to startPlatform and remove after it stopped. */
+export interface PlatformDatabase {
+  config: PlatformDatabaseConfig;
+  /** Removes the database (PostgreSQL: drops it, closing any connection still open). */
+  dispose(): Promise<void>;
+}
+
+/**
+ * A database of its own for one platform under test. PGlite: a throw-away in-memory database the
+ * platform opens itself. PostgreSQL: a fresh database `mb_t_<random>` on the server DATABASE_URL
+ * names, migrated by the platform as it starts. A database rather than a schema, because the
+ * platform's advisory locks (migrations, the outbox claim) are per database: harnesses in test
+ * files running in parallel then never wait on each other's locks.
+ */
+export async function openPlatformDatabase(backend: TestBackend['name'] = 'pglite'): Promise<PlatformDatabase> {
+  if (backend === 'pglite') return { config: { databaseUrl: undefined, dataDir: 'memory://' }, dispose: async () => {} };
+  if (!databaseUrl) throw new Error('the postgres backend needs DATABASE_URL');
+  const name = `mb_t_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(databaseUrl, (client) => client.query(`CREATE DATABASE ${quoteIdentifier(name)}`));
+  const url = new URL(databaseUrl);
+  url.pathname = `/${name}`;
+  return {
+    config: { databaseUrl: url.toString(), dataDir: 'memory://' },
+    dispose: () => withAdminClient(databaseUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`)),
+  };
+}
+
+/**
+ * Defines the platform suite `name` once per backend (PostgreSQL skipped without DATABASE_URL);
+ * the suite starts its platforms with `backend.name` (PlatformHarness, startHarness and
+ * startSandboxPlatform take it), each on a database of its own.
+ */
+export function describeOnBackends(name: string, defineTests: (backend: TestBackend) => void): void {
+  for (const backend of backends) describe.skipIf(backend.skip)(`${name} (${backend.name})`, () => defineTests(backend));
+}
+
 async function withAdminClient(url: string, fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();

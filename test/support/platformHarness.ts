@@ -8,6 +8,7 @@ import { registryFrom, type RegistryFile } from '../../src/platform/registry/loa
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 import type { Config } from '../../src/platform/config.js';
 import type { Store } from '../../src/platform/store/index.js';
+import { openPlatformDatabase, type PlatformDatabase, type TestBackend } from './databases.js';
 import { FakePartner } from './fakePartners.js';
 
 export const HOSTAPP = { id: 'ha_test', secret: 'hostapp-secret-1' };
@@ -22,7 +23,8 @@ export interface PlatformResponse {
 }
 
 /**
- * A platform on a throw-away database with fake host app and miniapp servers registered as the
+ * A platform on a throw-away database of its own (in-memory PGlite, or a fresh PostgreSQL
+ * database with `backend: 'postgres'`) with fake host app and miniapp servers registered as the
  * test's partners. Every answer `call` gets is checked against the contract: the status must be
  * one the operation documents and the body must match that status's schema. Error codes seen are
  * collected so a test can prove every code of the catalogue is reachable.
@@ -32,11 +34,20 @@ export class PlatformHarness {
   miniapp = new FakePartner();
   running!: RunningPlatform;
   readonly errorCodesSeen = new Set<string>();
+  private database: PlatformDatabase | undefined;
 
   async start(
-    options: { registry?: (registry: RegistryFile) => void; config?: Partial<Config>; log?: Logger; store?: Promise<Store> } = {},
+    options: {
+      backend?: TestBackend['name'];
+      registry?: (registry: RegistryFile) => void;
+      config?: Partial<Config>;
+      log?: Logger;
+      /** A store opened by the test itself (instances sharing one database); the backend's own database is then unused. */
+      store?: Promise<Store>;
+    } = {},
   ): Promise<this> {
-    await Promise.all([this.hostapp.start(), this.miniapp.start()]);
+    const [database] = await Promise.all([openPlatformDatabase(options.backend), this.hostapp.start(), this.miniapp.start()]);
+    this.database = database;
     const registry: RegistryFile = {
       hostapps: [
         {
@@ -68,12 +79,12 @@ export class PlatformHarness {
       registry: registryFrom(structuredClone(registry)),
       log: options.log,
       store: options.store,
-      // A throw-away in-memory database per harness, even where DATABASE_URL or REDIS_URL is set.
+      // A throw-away database per harness, whatever DATABASE_URL says, and no shared rate-limit
+      // store unless the test names one (REDIS_URL would otherwise share budgets between suites).
       config: {
         port: 0,
         host: '127.0.0.1',
-        dataDir: 'memory://',
-        databaseUrl: undefined,
+        ...database.config,
         redisUrl: undefined,
         logLevel: 'silent',
         adminToken: ADMIN_TOKEN,
@@ -85,8 +96,13 @@ export class PlatformHarness {
   }
 
   async stop(): Promise<void> {
-    await this.running?.close();
-    await Promise.all([this.hostapp.stop(), this.miniapp.stop()]);
+    try {
+      await this.running?.close();
+      await Promise.all([this.hostapp.stop(), this.miniapp.stop()]);
+    } finally {
+      await this.database?.dispose();
+      this.database = undefined;
+    }
   }
 
   miniappAuth(secret = MINIAPP.secret): string {
@@ -141,6 +157,18 @@ export class PlatformHarness {
       if (code && response.status >= 400) this.errorCodesSeen.add(code);
     }
     return result;
+  }
+
+  /**
+   * The E6 deliveries the store holds for one order payment. The worker sends E6 only from these
+   * rows, so when every one is delivered the miniapp server will get nothing more for it: a test
+   * proves "nothing more was sent" from here, not by waiting.
+   */
+  async deliveriesOf(orderPaymentId: string): Promise<Array<{ status: string; attempts_made: number }>> {
+    return this.running.platform.store.db.query<{ status: string; attempts_made: number }>(
+      'SELECT status, attempts_made FROM deliveries WHERE order_payment_id = $1 ORDER BY seq',
+      [orderPaymentId],
+    );
   }
 
   /** Waits until `predicate` holds, polling; fails with `what` after `timeoutMs`. */

@@ -1,6 +1,7 @@
 import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
 import { SANDBOX_ADMIN_TOKEN, startSandbox, type RunningSandbox } from '../../src/tools/sandbox/startSandbox.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
+import { openPlatformDatabase, type TestBackend } from './databases.js';
 
 export interface SandboxPlatform {
   platform: RunningPlatform;
@@ -10,10 +11,11 @@ export interface SandboxPlatform {
 
 /**
  * What `npm start` runs, in-process on ephemeral ports: the sandbox partners and the platform
- * (PGlite in memory) with the sandbox admin token.
+ * (PGlite in memory, or a fresh PostgreSQL database with `'postgres'`) with the sandbox admin token.
  */
-export async function startSandboxPlatform(): Promise<SandboxPlatform> {
+export async function startSandboxPlatform(backend: TestBackend['name'] = 'pglite'): Promise<SandboxPlatform> {
   let platformUrl = '';
+  const database = await openPlatformDatabase(backend);
   const sandbox = await startSandbox({ platformUrl: () => platformUrl, hostappPort: 0, miniappPort: 0 });
   try {
     const platform = await startPlatform({
@@ -21,8 +23,7 @@ export async function startSandboxPlatform(): Promise<SandboxPlatform> {
       config: {
         port: 0,
         host: '127.0.0.1',
-        dataDir: 'memory://',
-        databaseUrl: undefined,
+        ...database.config,
         logLevel: 'silent',
         adminToken: SANDBOX_ADMIN_TOKEN,
       },
@@ -32,12 +33,17 @@ export async function startSandboxPlatform(): Promise<SandboxPlatform> {
       platform,
       sandbox,
       close: async () => {
-        await platform.close();
-        await sandbox.close();
+        try {
+          await platform.close();
+          await sandbox.close();
+        } finally {
+          await database.dispose();
+        }
       },
     };
   } catch (error) {
     await sandbox.close();
+    await database.dispose();
     throw error;
   }
 }

@@ -312,16 +312,21 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
 
     async get(deliveryId) {
       if (!uuidPattern.test(deliveryId)) return null;
-      const [row] = await db.query<DeliveryRow>(`SELECT ${deliveryColumns('deliveries')} FROM deliveries WHERE delivery_id = $1`, [
+      // One snapshot for both reads: recordAttempt changes the row and adds its attempt together,
+      // and on PostgreSQL two statements apart could see the attempt without the row's change.
+      return db.transaction(async (tx) => {
+        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const [row] = await tx.query<DeliveryRow>(`SELECT ${deliveryColumns('deliveries')} FROM deliveries WHERE delivery_id = $1`, [
         deliveryId,
       ]);
       if (!row) return null;
-      const attempts = await db.query<AttemptRow>(
+        const attempts = await tx.query<AttemptRow>(
         `SELECT attempt, started_at, duration_ms, outcome, http_status, error
          FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`,
         [deliveryId],
       );
       return { ...toDelivery(row), attempts: attempts.map(toAttempt) };
+      });
     },
 
     async requeue(deliveryId) {

@@ -19,6 +19,7 @@ import { deliveryLimits } from '../../../src/platform/delivery/deliveryLimits.js
 import { contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
 import type { ClaimedDelivery } from '../../../src/platform/store/index.js';
 import { DeliveryRig, until, type MiniappBehaviour } from '../support/deliveryRig.js';
+import { describeOnBackends } from '../../support/databases.js';
 import { startHarness, type Harness } from '../support/platformHarness.js';
 import { PARTIES } from '../support/registry.js';
 import { ADMIN_TOKEN } from '../support/requests.js';
@@ -185,74 +186,76 @@ const scenario = fc.record({
   ticksBefore: fc.integer({ min: 1, max: 3 }),
 });
 
-describe('E6 delivery is fair between miniapps', () => {
-  const rig = new DeliveryRig(APPS);
-  beforeAll(async () => {
-    await rig.start();
-  }, 60_000);
-  afterAll(() => rig.stop(), 60_000);
+describeOnBackends('E6 fairness', (backend) => {
+  describe('E6 delivery is fair between miniapps', () => {
+    const rig = new DeliveryRig(APPS);
+    beforeAll(async () => {
+      await rig.start({ backend: backend.name });
+    }, 60_000);
+    afterAll(() => rig.stop(), 60_000);
 
-  it('hanging, slow or failing miniapps never hold back a healthy one’s first attempt, and none exceeds x-max-in-flight', async () => {
-    await fc.assert(
-      fc.asyncProperty(scenario, async ({ behaviours, backlogs, healthy, ticksBefore }) => {
-        const healthyApp = APPS[healthy]!;
-        APPS.forEach((app, i) => rig.behaviours.set(app, i === healthy ? 'answer' : behaviours[i]!));
-        for (const [i, app] of APPS.entries()) if (i !== healthy) for (let n = 0; n < backlogs[i]!; n++) await rig.enqueue(app);
-        for (let t = 0; t < ticksBefore; t++) {
-          const claimed = await rig.worker.tick();
-          for (const app of APPS)
-            expect(claimed.filter((c) => c.delivery.app_id === app).length).toBeLessThanOrEqual(maxInFlightPerMiniapp);
-        }
+    it('hanging, slow or failing miniapps never hold back a healthy one’s first attempt, and none exceeds x-max-in-flight', async () => {
+      await fc.assert(
+        fc.asyncProperty(scenario, async ({ behaviours, backlogs, healthy, ticksBefore }) => {
+          const healthyApp = APPS[healthy]!;
+          APPS.forEach((app, i) => rig.behaviours.set(app, i === healthy ? 'answer' : behaviours[i]!));
+          for (const [i, app] of APPS.entries()) if (i !== healthy) for (let n = 0; n < backlogs[i]!; n++) await rig.enqueue(app);
+          for (let t = 0; t < ticksBefore; t++) {
+            const claimed = await rig.worker.tick();
+            for (const app of APPS)
+              expect(claimed.filter((c) => c.delivery.app_id === app).length).toBeLessThanOrEqual(maxInFlightPerMiniapp);
+          }
 
-        // The loop claims again at once after any claim that leased something and waits for the
-        // poll interval only after an empty one: the healthy delivery must be leased before any
-        // claim comes back empty, within the claims the older backlog of miniapps below their
-        // bound can fill.
-        const deliveryId = await rig.enqueue(healthyApp);
-        const batchSize = rig.platform.config.worker.batchSize;
-        const mostClaims = Math.ceil((APPS.length * maxInFlightPerMiniapp) / batchSize) + 1;
-        let claimedHealthy: ClaimedDelivery | undefined;
-        for (let claim = 1; !claimedHealthy; claim++) {
-          expect(claim, 'claims before the healthy delivery').toBeLessThanOrEqual(mostClaims);
-          const next = await rig.worker.tick();
-          expect(next.length, 'an empty claim before the healthy delivery: the loop would wait a poll interval').toBeGreaterThan(0);
-          for (const app of APPS)
-            expect(next.filter((c) => c.delivery.app_id === app).length, app).toBeLessThanOrEqual(maxInFlightPerMiniapp);
-          claimedHealthy = next.find((c) => c.delivery.delivery_id === deliveryId);
-        }
-        const eventId = claimedHealthy.delivery.event_id;
-        await until(() => rig.arrivals.some((a) => a.eventId === eventId), 20_000, `the healthy miniapp's first E6 (${eventId})`);
+          // The loop claims again at once after any claim that leased something and waits for the
+          // poll interval only after an empty one: the healthy delivery must be leased before any
+          // claim comes back empty, within the claims the older backlog of miniapps below their
+          // bound can fill.
+          const deliveryId = await rig.enqueue(healthyApp);
+          const batchSize = rig.platform.config.worker.batchSize;
+          const mostClaims = Math.ceil((APPS.length * maxInFlightPerMiniapp) / batchSize) + 1;
+          let claimedHealthy: ClaimedDelivery | undefined;
+          for (let claim = 1; !claimedHealthy; claim++) {
+            expect(claim, 'claims before the healthy delivery').toBeLessThanOrEqual(mostClaims);
+            const next = await rig.worker.tick();
+            expect(next.length, 'an empty claim before the healthy delivery: the loop would wait a poll interval').toBeGreaterThan(0);
+            for (const app of APPS)
+              expect(next.filter((c) => c.delivery.app_id === app).length, app).toBeLessThanOrEqual(maxInFlightPerMiniapp);
+            claimedHealthy = next.find((c) => c.delivery.delivery_id === deliveryId);
+          }
+          const eventId = claimedHealthy.delivery.event_id;
+          await until(() => rig.arrivals.some((a) => a.eventId === eventId), 20_000, `the healthy miniapp's first E6 (${eventId})`);
 
-        // Drain: every miniapp answers, what is due goes out, nothing is left in flight.
-        rig.releaseHanging();
-        await rig.worker.settled();
-        for (const app of APPS) rig.behaviours.set(app, 'answer');
-        while ((await rig.worker.tick()).length > 0) await rig.worker.settled();
-        await rig.worker.settled();
-        for (const app of APPS) expect(rig.maxOpen.get(app) ?? 0, app).toBeLessThanOrEqual(maxInFlightPerMiniapp);
-      }),
-      { seed: 8008, numRuns: 15 },
-    );
-    // The scenarios did drive miniapps to their bound.
-    expect(Math.max(...APPS.map((app) => rig.maxOpen.get(app) ?? 0))).toBe(maxInFlightPerMiniapp);
-  }, 240_000);
+          // Drain: every miniapp answers, what is due goes out, nothing is left in flight.
+          rig.releaseHanging();
+          await rig.worker.settled();
+          for (const app of APPS) rig.behaviours.set(app, 'answer');
+          while ((await rig.worker.tick()).length > 0) await rig.worker.settled();
+          await rig.worker.settled();
+          for (const app of APPS) expect(rig.maxOpen.get(app) ?? 0, app).toBeLessThanOrEqual(maxInFlightPerMiniapp);
+        }),
+        { seed: 8008, numRuns: 15 },
+      );
+      // The scenarios did drive miniapps to their bound.
+      expect(Math.max(...APPS.map((app) => rig.maxOpen.get(app) ?? 0))).toBe(maxInFlightPerMiniapp);
+    }, 240_000);
 
-  it('the running worker starts a healthy miniapp’s E6 while another miniapp’s attempts still hang', async () => {
-    const [hanging, healthy] = ['ma_a', 'ma_b'] as const;
-    rig.behaviours.set(hanging, 'hang');
-    rig.behaviours.set(healthy, 'answer');
-    for (let n = 0; n < maxInFlightPerMiniapp; n++) await rig.enqueue(hanging);
-    rig.worker.start();
-    rig.platform.wakeWorker();
-    await until(() => rig.openNow(hanging) === maxInFlightPerMiniapp, 20_000, 'the hanging attempts to be open');
-    const arrivalsBefore = rig.arrivals.length;
-    await rig.enqueue(healthy);
-    // The poll interval is 60 s: only the wake-up can start it, and a worker waiting for its
-    // batch would wait for the hanging attempts' time-out first.
-    rig.platform.wakeWorker();
-    await until(() => rig.arrivals.slice(arrivalsBefore).some((a) => a.appId === healthy), 20_000, "the healthy miniapp's E6");
-    expect(rig.openNow(hanging)).toBe(maxInFlightPerMiniapp);
-    rig.releaseHanging();
-    await rig.worker.stop();
-  }, 60_000);
+    it('the running worker starts a healthy miniapp’s E6 while another miniapp’s attempts still hang', async () => {
+      const [hanging, healthy] = ['ma_a', 'ma_b'] as const;
+      rig.behaviours.set(hanging, 'hang');
+      rig.behaviours.set(healthy, 'answer');
+      for (let n = 0; n < maxInFlightPerMiniapp; n++) await rig.enqueue(hanging);
+      rig.worker.start();
+      rig.platform.wakeWorker();
+      await until(() => rig.openNow(hanging) === maxInFlightPerMiniapp, 20_000, 'the hanging attempts to be open');
+      const arrivalsBefore = rig.arrivals.length;
+      await rig.enqueue(healthy);
+      // The poll interval is 60 s: only the wake-up can start it, and a worker waiting for its
+      // batch would wait for the hanging attempts' time-out first.
+      rig.platform.wakeWorker();
+      await until(() => rig.arrivals.slice(arrivalsBefore).some((a) => a.appId === healthy), 20_000, "the healthy miniapp's E6");
+      expect(rig.openNow(hanging)).toBe(maxInFlightPerMiniapp);
+      rig.releaseHanging();
+      await rig.worker.stop();
+    }, 60_000);
+  });
 });

@@ -32,6 +32,7 @@ import { loadLosslessDocument, namedExamples } from '../../../src/contract/lossl
 import { documented, parametersOf, requestExamples, requestSchema } from '../../support/contract-requests.js';
 import { effective } from '../support/contractSchema.js';
 import { MINIAPP_PATHS } from '../support/fakePartner.js';
+import { describeOnBackends } from '../../support/databases.js';
 import { startHarness, type Harness } from '../support/platformHarness.js';
 import { PARTIES, hostappBasicAuthorization, hostappTokenAuthorization, miniappAuthorization } from '../support/registry.js';
 import { duplicateMember, forwardedAt, oddNumber, prototypeInjection, unreadableMember, type Hostile } from './support/hostileJson.js';
@@ -105,111 +106,113 @@ function numberVerdict(op: OperationContract, hostile: Hostile, at: JsonPath | u
   return 'either';
 }
 
-describe(`hostile inbound bodies on the platform (HOSTILE_SEED=${SEED}, ${RUNS} runs per property)`, () => {
-  let harness: Harness;
-  let orderCounter = 0;
-  beforeAll(async () => {
-    // No E6 worker: nothing changes the store behind a case's back.
-    harness = await startHarness({ worker: { pollMs: 250, batchSize: 50, leaseMs: 60_000, enabled: false } });
-  }, 120_000);
-  afterAll(async () => {
-    await harness?.close();
-  }, 60_000);
+describeOnBackends('hostile inbound bodies', (backend) => {
+  describe(`hostile inbound bodies on the platform (HOSTILE_SEED=${SEED}, ${RUNS} runs per property)`, () => {
+    let harness: Harness;
+    let orderCounter = 0;
+    beforeAll(async () => {
+      // No E6 worker: nothing changes the store behind a case's back.
+      harness = await startHarness({ worker: { pollMs: 250, batchSize: 50, leaseMs: 60_000, enabled: false } }, backend.name);
+    }, 120_000);
+    afterAll(async () => {
+      await harness?.close();
+    }, 60_000);
 
-  async function storeCounts(): Promise<string> {
-    const { db } = harness.running.platform.store;
-    const tables = await db.query<{ table_name: string }>(
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
-    );
-    const counts: string[] = [];
-    for (const { table_name: table } of tables) {
-      const [row] = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM "${table}"`);
-      counts.push(`${table}=${row!.count}`);
-    }
-    return counts.join(' ');
-  }
-
-  /** Requests the fake partners received synchronously from a platform operation (E6 is asynchronous and off). */
-  function partnerRequests(): Array<{ raw: string }> {
-    const all: Array<{ raw: string }> = [];
-    for (const partner of [harness.hostapp, harness.miniapp]) {
-      for (const [path, list] of partner.received)
-        if (!(partner === harness.miniapp && path === MINIAPP_PATHS.completeOrder)) all.push(...list);
-    }
-    return all;
-  }
-
-  function authorizationFor(op: OperationContract, body: unknown): string {
-    const caller = handlers[op.operationId as keyof typeof handlers]?.caller?.(body as never);
-    if (!caller) throw new Error(`${op.operationId} names no caller`);
-    if (caller.kind === 'miniapp') return miniappAuthorization;
-    return op.security.some((requirement) => 'hostappToken' in requirement) ? hostappTokenAuthorization : hostappBasicAuthorization;
-  }
-
-  it('the contract has platform operations with a body', () => {
-    expect(platformOperations.map((op) => op.operationId).length).toBeGreaterThanOrEqual(5);
-  });
-
-  for (const op of platformOperations) {
-    for (const [name, generator] of generators) {
-      it(
-        `${op.operationId}: ${name}`,
-        async () => {
-          const base = baseBody(op);
-          const authorization = authorizationFor(op, base);
-          const invalidCode = invalidInputCode(op);
-          const heapAtStart = process.memoryUsage().heapUsed;
-          let refused = 0;
-          await fc.assert(
-            fc.asyncProperty(generator(base), async (hostile) => {
-              const text = hostile.text.replace(ORDER_MARKER, `ORD-hostile-${SEED}-${orderCounter++}`);
-              const refuse = mustRefuse(op, hostile) || numberVerdict(op, hostile, numberPath(hostile, base)) === 'refuse';
-              const storeBefore = refuse ? await storeCounts() : '';
-              const partnerBefore = partnerRequests().length;
-              const response = await fetch(harness.running.url + op.path, {
-                method: op.method,
-                headers: { 'content-type': 'application/json', authorization },
-                body: text,
-              });
-              const answerText = await response.text();
-              const where = `${op.operationId} ${hostile.label}: answered ${response.status} ${answerText.slice(0, 300)}`;
-              const documented = op.responses.get(String(response.status));
-              expect(documented, where).toBeDefined();
-              expect(response.status, where).toBeLessThan(500);
-              const answer = parseLossless(answerText) as Record<string, unknown>;
-              if (documented?.validate) expect(check(documented.validate, answer), where).toEqual({ valid: true });
-              if (refuse) {
-                refused++;
-                expect(response.status, where).toBe(documentedError(invalidCode, op).status);
-                expect(answer.error_code, where).toBe(invalidCode);
-                expect(String(answer.error_message), where).not.toMatch(/must NOT|must match pattern|must have required/);
-                if (hostile.mustRefuse) expect(String(answer.error_message), where).toMatch(hostile.refusal ?? /__proto__|more than once/);
-                expect(partnerRequests().length, `${where}: a refused body reached a partner`).toBe(partnerBefore);
-                expect(await storeCounts(), `${where}: a refused body changed the store`).toBe(storeBefore);
-              } else if (
-                response.status === 200 &&
-                hostile.injected &&
-                !forwardedAt(op.api, requestSchemaRef(op), base, hostile.injected.at)
-              ) {
-                for (const request of partnerRequests().slice(partnerBefore)) {
-                  expect(
-                    request.raw.includes(SENTINEL),
-                    `${where}: an unknown member reached a partner: ${request.raw.slice(0, 300)}`,
-                  ).toBe(false);
-                }
-              }
-            }),
-            { seed: SEED ^ hash(`${op.operationId}:${name}`), numRuns: RUNS, endOnFailure: true },
-          );
-          expect(process.memoryUsage().heapUsed - heapAtStart).toBeLessThan(HEAP_GROWTH_BOUND);
-          if (name !== 'numbers of any shape') expect(refused, 'the generator made no case the platform must refuse').toBeGreaterThan(0);
-        },
-        TIMEOUT_MS,
+    async function storeCounts(): Promise<string> {
+      const { db } = harness.running.platform.store;
+      const tables = await db.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
       );
+      const counts: string[] = [];
+      for (const { table_name: table } of tables) {
+        const [row] = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM "${table}"`);
+        counts.push(`${table}=${row!.count}`);
+      }
+      return counts.join(' ');
     }
-  }
-});
 
+    /** Requests the fake partners received synchronously from a platform operation (E6 is asynchronous and off). */
+    function partnerRequests(): Array<{ raw: string }> {
+      const all: Array<{ raw: string }> = [];
+      for (const partner of [harness.hostapp, harness.miniapp]) {
+        for (const [path, list] of partner.received)
+          if (!(partner === harness.miniapp && path === MINIAPP_PATHS.completeOrder)) all.push(...list);
+      }
+      return all;
+    }
+
+    function authorizationFor(op: OperationContract, body: unknown): string {
+      const caller = handlers[op.operationId as keyof typeof handlers]?.caller?.(body as never);
+      if (!caller) throw new Error(`${op.operationId} names no caller`);
+      if (caller.kind === 'miniapp') return miniappAuthorization;
+      return op.security.some((requirement) => 'hostappToken' in requirement) ? hostappTokenAuthorization : hostappBasicAuthorization;
+    }
+
+    it('the contract has platform operations with a body', () => {
+      expect(platformOperations.map((op) => op.operationId).length).toBeGreaterThanOrEqual(5);
+    });
+
+    for (const op of platformOperations) {
+      for (const [name, generator] of generators) {
+        it(
+          `${op.operationId}: ${name}`,
+          async () => {
+            const base = baseBody(op);
+            const authorization = authorizationFor(op, base);
+            const invalidCode = invalidInputCode(op);
+            const heapAtStart = process.memoryUsage().heapUsed;
+            let refused = 0;
+            await fc.assert(
+              fc.asyncProperty(generator(base), async (hostile) => {
+                const text = hostile.text.replace(ORDER_MARKER, `ORD-hostile-${SEED}-${orderCounter++}`);
+                const refuse = mustRefuse(op, hostile) || numberVerdict(op, hostile, numberPath(hostile, base)) === 'refuse';
+                const storeBefore = refuse ? await storeCounts() : '';
+                const partnerBefore = partnerRequests().length;
+                const response = await fetch(harness.running.url + op.path, {
+                  method: op.method,
+                  headers: { 'content-type': 'application/json', authorization },
+                  body: text,
+                });
+                const answerText = await response.text();
+                const where = `${op.operationId} ${hostile.label}: answered ${response.status} ${answerText.slice(0, 300)}`;
+                const documented = op.responses.get(String(response.status));
+                expect(documented, where).toBeDefined();
+                expect(response.status, where).toBeLessThan(500);
+                const answer = parseLossless(answerText) as Record<string, unknown>;
+                if (documented?.validate) expect(check(documented.validate, answer), where).toEqual({ valid: true });
+                if (refuse) {
+                  refused++;
+                  expect(response.status, where).toBe(documentedError(invalidCode, op).status);
+                  expect(answer.error_code, where).toBe(invalidCode);
+                  expect(String(answer.error_message), where).not.toMatch(/must NOT|must match pattern|must have required/);
+                  if (hostile.mustRefuse)
+                    expect(String(answer.error_message), where).toMatch(hostile.refusal ?? /__proto__|more than once/);
+                  expect(partnerRequests().length, `${where}: a refused body reached a partner`).toBe(partnerBefore);
+                  expect(await storeCounts(), `${where}: a refused body changed the store`).toBe(storeBefore);
+                } else if (
+                  response.status === 200 &&
+                  hostile.injected &&
+                  !forwardedAt(op.api, requestSchemaRef(op), base, hostile.injected.at)
+                ) {
+                  for (const request of partnerRequests().slice(partnerBefore)) {
+                    expect(
+                      request.raw.includes(SENTINEL),
+                      `${where}: an unknown member reached a partner: ${request.raw.slice(0, 300)}`,
+                    ).toBe(false);
+                  }
+                }
+              }),
+              { seed: SEED ^ hash(`${op.operationId}:${name}`), numRuns: RUNS, endOnFailure: true },
+            );
+            expect(process.memoryUsage().heapUsed - heapAtStart).toBeLessThan(HEAP_GROWTH_BOUND);
+            if (name !== 'numbers of any shape') expect(refused, 'the generator made no case the platform must refuse').toBeGreaterThan(0);
+          },
+          TIMEOUT_MS,
+        );
+      }
+    }
+  });
+});
 describe(`hostile inbound bodies on the partner kit's routers (HOSTILE_SEED=${SEED}, ${RUNS} runs per property)`, () => {
   const clientId = 'ha_hostile';
   const appId = 'ma_hostile';

@@ -16,6 +16,7 @@ import type { PlatformContext } from '../../../src/platform/context.js';
 import { registryFrom } from '../../../src/platform/registry/loadRegistry.js';
 import { openStore, type Store } from '../../../src/platform/store/index.js';
 import { manualClock, newOrderPayment, transitionTo } from '../../store/fixtures.js';
+import { openPlatformDatabase, type PlatformDatabase, type TestBackend } from '../../support/databases.js';
 
 export type MiniappBehaviour = 'answer' | 'fail' | 'hang' | { slowMs: number };
 
@@ -41,13 +42,16 @@ export class DeliveryRig {
   store!: Store;
   worker!: DeliveryWorker;
   platform!: PlatformContext;
+  private database: PlatformDatabase | undefined;
 
   constructor(
     readonly appIds: readonly string[],
     private readonly worker_: { pollMs: number; batchSize: number; leaseMs: number } = { pollMs: 60_000, batchSize: 50, leaseMs: 60_000 },
   ) {}
 
-  async start(options: { random?: () => number; databaseUrl?: string } = {}): Promise<this> {
+  /** Starts on a throw-away database of its own on `backend` (in-memory PGlite by default). */
+  async start(options: { random?: () => number; backend?: TestBackend['name'] } = {}): Promise<this> {
+    this.database = await openPlatformDatabase(options.backend);
     this.server = createServer((req, res) => this.handle(req, res));
     // Idle keep-alive sockets stay open for the whole test: a server closing one just as the
     // worker reuses it would fail that attempt before it arrives (a race of any HTTP client,
@@ -56,7 +60,8 @@ export class DeliveryRig {
     this.server.listen(0, '127.0.0.1');
     await once(this.server, 'listening');
     const url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    this.store = await openStore({ databaseUrl: options.databaseUrl, pgliteDataDir: 'memory://' }, { clock: this.clock.now });
+    const { databaseUrl, dataDir } = this.database.config;
+    this.store = await openStore({ databaseUrl, pgliteDataDir: dataDir }, { clock: this.clock.now });
     const features = { payments: true, event_bridge: false, event_receiver: false };
     const registry = registryFrom({
       hostapps: [
@@ -119,6 +124,7 @@ export class DeliveryRig {
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
     await this.store?.close();
+    await this.database?.dispose();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

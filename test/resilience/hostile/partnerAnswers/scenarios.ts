@@ -11,6 +11,7 @@ import { contractOperations, operation } from '../../../../src/contract/operatio
 import { loadDocument, resolve, type ApiName, type JsonObject } from '../../../../src/contract/documents.js';
 import { answerLimits, type PartnerOperationId } from '../../../../src/platform/outbound/partnerCall.js';
 import type { Received } from '../../../support/fakePartners.js';
+import type { TestBackend } from '../../../support/databases.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness, type PlatformResponse } from '../../../support/platformHarness.js';
 import { json, objectText, type AnswerWriter, type Member, type Written } from './answers.js';
 
@@ -90,9 +91,10 @@ let sequence = 0;
 const next = (prefix: string) => `${prefix}-${process.pid}-${++sequence}`;
 
 /** A harness with the test partners plus the GET host app and the twin miniapp. */
-export async function startHostileHarness(): Promise<PlatformHarness> {
+export async function startHostileHarness(backend: TestBackend['name'] = 'pglite'): Promise<PlatformHarness> {
   const harness = new PlatformHarness();
   await harness.start({
+    backend,
     config: { rateLimit: { perSecond: 100_000, burst: 100_000 } },
     registry: (registry) => {
       const base = registry.hostapps[0]!;
