@@ -64,9 +64,22 @@ describe('string lengths: maxLength n passes, n+1 is refused naming the field (d
     expect(vectors.length).toBeGreaterThan(50);
   });
 
+  /**
+   * A string of `length` characters for `path`: 'x' repeated, or, where the field has a pattern
+   * (a URL, an address), a URL scheme or the example's own value padded with a character the pattern admits.
+   * Returns the first the schema accepts at `length`, so only the length can break it at length + 1.
+   */
+  function filled(operationId: string, path: JsonPath, length: number): string {
+    const value = path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], baseFor(operationId, path));
+    const prefixes = ['', 'https://', ...(typeof value === 'string' ? [value] : [])];
+    const candidates = prefixes.flatMap((prefix) => ['x', 'a', '0'].map((pad) => (prefix + pad.repeat(length)).slice(0, length)));
+    return candidates.find((candidate) => verdict(operationId, path, JSON.stringify(candidate)).valid) ?? candidates[0]!;
+  }
+
   test.each(vectors)('%s', (_name, operationId, path, maxLength) => {
-    expectValid(operationId, path, JSON.stringify('x'.repeat(maxLength)));
-    expectRefused(operationId, path, JSON.stringify('x'.repeat(maxLength + 1)));
+    const atLimit = filled(operationId, path, maxLength);
+    expectValid(operationId, path, JSON.stringify(atLimit));
+    expectRefused(operationId, path, JSON.stringify(`${atLimit}${atLimit.at(-1)}`));
   });
 
   test('the effective limit is the narrowest allOf branch (E1 String(250), E3 String(255)/String(500))', () => {
@@ -121,11 +134,18 @@ describe('array sizes: maxItems passes, maxItems+1 is refused naming the array (
   });
 
   test.each(vectors)('%s', (_name, operationId, path, maxItems) => {
-    // Copies of the example's first element, so only the count can break the schema.
+    // Copies of the example's first element (or distinct variants of it), so only the count can break the schema.
     const example = baseFor(operationId, [...path, 0]);
     const array = path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], example) as unknown[];
     const element = stringifyLossless(array[0]);
-    const list = (count: number) => `[${Array.from({ length: count }, () => element).join(',')}]`;
+    const copies = (count: number) => `[${Array.from({ length: count }, () => element).join(',')}]`;
+    // Where the array says uniqueItems (an allow-list, linked host apps), copies break it, so its
+    // string elements differ in their last two characters instead: decimal digits, which every
+    // such pattern here admits.
+    const first = array[0];
+    const distinct = (count: number) =>
+      `[${Array.from({ length: count }, (_, index) => JSON.stringify(`${String(first).slice(0, -2)}${String(index).padStart(2, '0')}`)).join(',')}]`;
+    const list = typeof first === 'string' && !verdict(operationId, path, copies(maxItems)).valid ? distinct : copies;
     const atLimit = verdict(operationId, path, list(maxItems));
     expect(atLimit.valid ? 'valid' : atLimit.message, `${maxItems} elements`).toBe('valid');
     const overLimit = verdict(operationId, path, list(maxItems + 1));
