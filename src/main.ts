@@ -33,6 +33,12 @@ async function main(): Promise<void> {
   const { createLogger, startPlatform } = await import('./platform/server.js');
 
   if (!sandboxMode) {
+    // Production seals partner secrets at rest: with the published development key they would be
+    // readable by anyone holding a copy of the database (ADR 0027), so it does not start without one.
+    if (!config.secretsKey) {
+      await store.then((opened) => opened.close()).catch(() => undefined);
+      throw new Error('MINIBRIDGE_SECRETS_KEY is required with MINIBRIDGE_REGISTRY (32 bytes in base64: openssl rand -base64 32)');
+    }
     const platform = await startPlatform({ store });
     closers.push(platform.close);
     return;
