@@ -317,15 +317,15 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       return db.transaction(async (tx) => {
         await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
         const [row] = await tx.query<DeliveryRow>(`SELECT ${deliveryColumns('deliveries')} FROM deliveries WHERE delivery_id = $1`, [
-        deliveryId,
-      ]);
-      if (!row) return null;
+          deliveryId,
+        ]);
+        if (!row) return null;
         const attempts = await tx.query<AttemptRow>(
-        `SELECT attempt, started_at, duration_ms, outcome, http_status, error
+          `SELECT attempt, started_at, duration_ms, outcome, http_status, error
          FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`,
-        [deliveryId],
-      );
-      return { ...toDelivery(row), attempts: attempts.map(toAttempt) };
+          [deliveryId],
+        );
+        return { ...toDelivery(row), attempts: attempts.map(toAttempt) };
       });
     },
 
