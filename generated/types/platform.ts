@@ -826,10 +826,11 @@ export interface components {
          *     within `/api/v1/`; treat an unknown code as `UNKNOWN_ERROR`. `x-retryable` lists the codes for
          *     which sending the same request again later can succeed (E1 is idempotent, so retrying it is
          *     safe). On E1, E2 and E5 every error the operation decides is HTTP 400, as the spec says; the
-         *     event operations and HTTP-level errors use the statuses their responses list.
+         *     event operations and HTTP-level errors use the statuses their responses list. The Dashboard
+         *     API answers one more code, `CONFLICT` (`DashboardErrorCode`), which no other operation answers.
          * @enum {string}
          */
-        ErrorCode: "INVALID_ORDER_DATA" | "INVALID_REQUEST" | "UNAUTHORIZED" | "PAYMENT_DISABLED" | "ORDER_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "REQUEST_IN_PROGRESS" | "PAYMENT_STATUS_CONFLICT" | "HOSTAPP_UNAVAILABLE" | "HOSTAPP_INVALID_RESPONSE" | "HOSTAPP_REJECTED" | "EVENT_RECEIVER_DISABLED" | "INVALID_EVENT_DATA" | "EVENT_DELIVERY_FAILED" | "RATE_LIMITED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UNKNOWN_ERROR";
+        ErrorCode: "INVALID_ORDER_DATA" | "INVALID_REQUEST" | "UNAUTHORIZED" | "PAYMENT_DISABLED" | "ORDER_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "REQUEST_IN_PROGRESS" | "PAYMENT_STATUS_CONFLICT" | "HOSTAPP_UNAVAILABLE" | "HOSTAPP_INVALID_RESPONSE" | "HOSTAPP_REJECTED" | "EVENT_RECEIVER_DISABLED" | "INVALID_EVENT_DATA" | "EVENT_DELIVERY_FAILED" | "RATE_LIMITED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "UNKNOWN_ERROR";
         /**
          * Error
          * @description Body of every platform error. `error_code` is machine-readable (see `ErrorCode` for the
@@ -1217,6 +1218,24 @@ export interface components {
         CreatedHostapp: {
             hostapp: components["schemas"]["DashboardHostapp"];
             credential: components["schemas"]["IssuedCredential"];
+        };
+        /**
+         * DashboardErrorCode
+         * @description The error codes of the Dashboard API: every `ErrorCode`, and `CONFLICT`, which only Dashboard
+         *     operations answer. It is kept out of `ErrorCode` so that the operations released in v1.0.0
+         *     never list a code they cannot answer: a client that checks answers against the v1.0.0 enum
+         *     keeps working (ADR 0011, ADR 0027).
+         */
+        DashboardErrorCode: components["schemas"]["ErrorCode"] | "CONFLICT";
+        /**
+         * DashboardError
+         * @description Body of a Dashboard API error that may be `CONFLICT`: the same members as `Error`, with
+         *     `error_code` from `DashboardErrorCode`.
+         */
+        DashboardError: {
+            error_code: components["schemas"]["DashboardErrorCode"];
+            /** @description What went wrong, in English, naming the offending field where there is one. At most 1000 characters. */
+            error_message: string;
         };
         /**
          * UpdateHostappRequest
@@ -1707,7 +1726,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["DashboardError"];
             };
         };
         /**

@@ -1,8 +1,9 @@
 import type { components } from '../../generated/types/platform.js';
 import type { OperationContract } from './operations.js';
 
-export type ErrorCode = components['schemas']['ErrorCode'];
-export type ErrorBody = components['schemas']['Error'];
+/** Every code the platform answers: the v1 catalogue, and the Dashboard API's own (CONFLICT). */
+export type ErrorCode = components['schemas']['ErrorCode'] | components['schemas']['DashboardErrorCode'];
+export type ErrorBody = components['schemas']['Error'] | components['schemas']['DashboardError'];
 
 /** An error the platform answers with: the contract's error code and a message for people. */
 export class ApiError extends Error {

@@ -29,7 +29,25 @@ export async function readErrorCodes(platformBundleJson: string): Promise<ErrorC
   for (const code of schema['x-retryable']) {
     if (!schema.enum.includes(code)) throw new Error(`x-retryable lists ${code}, which is not in the ErrorCode enum`);
   }
-  return schema;
+  return withDashboardCodes(schema, document.components?.schemas?.['DashboardErrorCode']);
+}
+
+/**
+ * The Dashboard API's own codes (DashboardErrorCode: ErrorCode, and an enum of codes only the
+ * dashboard answers, each described in its x-enumDescriptions) appended to the table.
+ */
+function withDashboardCodes(schema: ErrorCodeSchema, dashboard: unknown): ErrorCodeSchema {
+  const own = dashboard as { anyOf?: Array<{ enum?: unknown }>; 'x-enumDescriptions'?: Record<string, string> } | undefined;
+  const codes = (own?.anyOf ?? []).flatMap((branch) =>
+    Array.isArray(branch.enum) ? branch.enum.filter((code) => typeof code === 'string') : [],
+  );
+  for (const code of codes)
+    if (!own?.['x-enumDescriptions']?.[code]) throw new Error(`DashboardErrorCode ${code} has no x-enumDescriptions entry`);
+  return {
+    ...schema,
+    enum: [...schema.enum, ...codes],
+    'x-enumDescriptions': { ...schema['x-enumDescriptions'], ...own?.['x-enumDescriptions'] },
+  };
 }
 
 export function renderErrorCodeTable(schema: ErrorCodeSchema): string {
