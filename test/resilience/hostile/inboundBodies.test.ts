@@ -32,6 +32,7 @@ import { loadLosslessDocument, namedExamples } from '../../../src/contract/lossl
 import { documented, parametersOf, requestExamples, requestSchema } from '../../support/contract-requests.js';
 import { effective } from '../support/contractSchema.js';
 import { MINIAPP_PATHS } from '../support/fakePartner.js';
+import { ADMIN_TOKEN } from '../support/requests.js';
 import { describeOnBackends } from '../../support/databases.js';
 import { startHarness, type Harness } from '../support/platformHarness.js';
 import { PARTIES, hostappBasicAuthorization, hostappTokenAuthorization, miniappAuthorization } from '../support/registry.js';
@@ -112,7 +113,10 @@ describeOnBackends('hostile inbound bodies', (backend) => {
     let orderCounter = 0;
     beforeAll(async () => {
       // No E6 worker: nothing changes the store behind a case's back.
-      harness = await startHarness({ worker: { pollMs: 250, batchSize: 50, leaseMs: 60_000, enabled: false } }, backend.name);
+      harness = await startHarness(
+        { adminToken: ADMIN_TOKEN, worker: { pollMs: 250, batchSize: 50, leaseMs: 60_000, enabled: false } },
+        backend.name,
+      );
     }, 120_000);
     afterAll(async () => {
       await harness?.close();
@@ -142,6 +146,8 @@ describeOnBackends('hostile inbound bodies', (backend) => {
     }
 
     function authorizationFor(op: OperationContract, body: unknown): string {
+      // Dashboard operations: the operator, who may call every one of them.
+      if (op.security.some((requirement) => 'dashboardOperator' in requirement)) return `Bearer ${ADMIN_TOKEN}`;
       const caller = handlers[op.operationId as keyof typeof handlers]?.caller?.(body as never);
       if (!caller) throw new Error(`${op.operationId} names no caller`);
       if (caller.kind === 'miniapp') return miniappAuthorization;
