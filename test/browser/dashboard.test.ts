@@ -6,6 +6,9 @@ import { basicAuthorization } from '../../src/wire/credentials.js';
 import type { Received } from '../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 
+/** Where the settings test moves the miniapp's E6 URL: a public name, as a partner must register. */
+const MOVED_URL = 'https://miniapp.example/complete-order-moved';
+
 // The partner dashboard served at /dashboard/, driven in Debian's Chromium: a miniapp signs in
 // with its own credentials, changes a URL, sees the contract's message for a bad one, rotates and
 // revokes its secret, redelivers an E6 callback and reads its audit log; and sees nothing of
@@ -148,7 +151,8 @@ describe('settings', () => {
   it('a changed URL is saved, shown after a reload and used by the API', async () => {
     await signIn(MINIAPP.id, miniappSecret);
     expect(await page.locator('#identity dd[data-field="app_id"]').textContent()).toBe(MINIAPP.id);
-    const moved = `${harness.miniapp.url}/complete-order-moved`;
+    // A public address: a partner may not point the platform at loopback or private ones (SSRF).
+    const moved = MOVED_URL;
     await field('complete_order').fill(moved);
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.locator('#settings-form .form-ok', { hasText: 'Saved.' }).waitFor({ timeout: STEP_MS });
@@ -158,9 +162,13 @@ describe('settings', () => {
     await signIn(MINIAPP.id, miniappSecret);
     expect(await field('complete_order').inputValue()).toBe(moved);
 
-    await field('complete_order').fill(`${harness.miniapp.url}/complete-order`);
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.locator('#settings-form .form-ok', { hasText: 'Saved.' }).waitFor({ timeout: STEP_MS });
+    // Back to the test's miniapp server on loopback, which only an operator may register.
+    const restored = await harness.call(
+      'updateMiniapp',
+      { urls: { complete_order: `${harness.miniapp.url}/complete-order` } },
+      { authorization: `Bearer ${ADMIN_TOKEN}`, path: `/api/v1/dashboard/miniapps/${MINIAPP.id}` },
+    );
+    expect(restored.status).toBe(200);
   }, 90_000);
 
   it('an invalid URL: the contract’s error_message is shown next to the field and nothing changes', async () => {
@@ -264,7 +272,7 @@ describe('audit log', () => {
     await table.locator('tbody tr', { hasText: 'issue_credential' }).first().waitFor({ timeout: STEP_MS });
     await table.locator('tbody tr', { hasText: 'revoke_credential' }).first().waitFor({ timeout: STEP_MS });
     const text = (await table.textContent()) ?? '';
-    expect(text).toContain(`${harness.miniapp.url}/complete-order-moved`);
+    expect(text).toContain(MOVED_URL);
     expect(text).not.toContain(miniappSecret);
     expect(text).not.toContain(MINIAPP.secret);
   }, 90_000);
