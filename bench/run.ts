@@ -64,6 +64,8 @@ function minibridgeEnv(database: { url: string } | { dir: string }, extra: NodeJ
     MINIBRIDGE_RATE_LIMIT: '100000000',
     MINIBRIDGE_RATE_BURST: '100000000',
     LOG_LEVEL: settings.logLevel,
+    // Production mode (MINIBRIDGE_REGISTRY) needs a key to seal partner secrets (ADR 0027); a fixed one for the run.
+    MINIBRIDGE_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
     DATABASE_URL: 'url' in database ? database.url : '',
     MINIBRIDGE_DATA_DIR: 'dir' in database ? database.dir : '',
     ...extra,
