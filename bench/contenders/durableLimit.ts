@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
-import { batched } from '../../src/platform/store/batch.js';
+import { batched, e1WriteBatching } from '../../src/platform/store/batch.js';
 import { openPostgres } from '../../src/platform/store/db.js';
 import { migrate } from '../../src/platform/store/migrate.js';
 import { announce, exitOnSignal, localUrl } from '../../test/resilience/support/announce.js';
@@ -17,7 +17,7 @@ const target = new URL(`${process.env.BENCH_HOSTAPP_URL}/create-order-payment`);
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 const db = await openPostgres(process.env.BENCH_DATABASE_URL!);
 await migrate(db);
-const batching = { maxInFlight: 4, maxBatch: 256 };
+const batching = e1WriteBatching;
 
 interface Reserve {
   key: string;

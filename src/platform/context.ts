@@ -22,4 +22,10 @@ export interface PlatformContext {
   wakeWorker(): void;
   /** False once shutdown began: /readyz answers not_ready. */
   accepting: boolean;
+  /**
+   * Operations being handled. A graceful stop waits for them before it closes the database,
+   * including those whose client has gone: an E1 whose host app already created the order
+   * payment must still record it.
+   */
+  readonly handling: Set<Promise<void>>;
 }

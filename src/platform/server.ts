@@ -87,6 +87,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     // The worker is made just below, before the server accepts anything that could wake it.
     wakeWorker: () => worker.wake(),
     accepting: true,
+    handling: new Set(),
   };
   const worker = new DeliveryWorker(platform);
   const server = createServer(
@@ -127,6 +128,8 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
+      // A client that left does not end its request's handling: finish it before the database closes.
+      await settledWithin([...platform.handling], config.shutdownGraceMs);
       await worker.stop();
       await partners.close();
       await sharedLimits.close();
@@ -152,4 +155,11 @@ export function createLogger(level: string): Logger {
       censor: '[redacted]',
     },
   });
+}
+
+/** Waits for `work` to settle, for at most `ms`. */
+async function settledWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(work), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

@@ -80,3 +80,65 @@ describeOnBackends('graceful stop', (backend) => {
     await stopping;
   }, 30_000);
 });
+
+describeOnBackends('graceful stop, the client gone', (backend) => {
+  const harness = new PlatformHarness();
+  let answerE3: (() => void) | undefined;
+  let e3Arrived!: Promise<void>;
+  beforeAll(async () => {
+    e3Arrived = new Promise<void>((resolve) => {
+      harness.hostapp.on('/create-order-payment', (_request: Received, res: ServerResponse) => {
+        answerE3 = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: 'hop_left' }));
+        resolve();
+      });
+    });
+    await harness.start({ backend: backend.name, config: { shutdownGraceMs: 600_000 } });
+  });
+  afterAll(() => harness.stop());
+
+  test('an E1 whose client left while E3 ran is still recorded before the database closes', async () => {
+    const { platform } = harness.running;
+    const events: string[] = [];
+    const create = platform.store.orderPayments.create.bind(platform.store.orderPayments);
+    platform.store.orderPayments.create = async (...args) => {
+      try {
+        const result = await create(...args);
+        events.push(`recorded ${result.outcome}`);
+        return result;
+      } catch (error) {
+        events.push(`failed ${String(error)}`);
+        throw error;
+      }
+    };
+    const closeStore = platform.store.close.bind(platform.store);
+    platform.store.close = async () => {
+      events.push('database closed');
+      await closeStore();
+    };
+
+    const client = await open(harness.running.url);
+    const body = JSON.stringify(e1Body());
+    client.write(
+      [
+        `POST ${operation('createOrderPayment').path} HTTP/1.1`,
+        'Host: localhost',
+        `Authorization: ${harness.miniappAuth()}`,
+        'Content-Type: application/json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n'),
+    );
+    await e3Arrived;
+    const left = closed(client);
+    client.destroy();
+    await left;
+    const stopping = harness.running.close();
+    // The server stops listening at once; give the stop the turns it would take to reach the database.
+    for (let turn = 0; turn < 100 && harness.running.server.listening; turn++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    answerE3!();
+    await stopping;
+    expect(events).toEqual(['recorded created', 'database closed']);
+  }, 30_000);
+});

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadDocument, resolve, type JsonObject } from '../../src/contract/documents.js';
 import { contractOperations, operation } from '../../src/contract/operations.js';
 import { deliveryLimits } from '../../src/platform/delivery/deliveryLimits.js';
-import { contractRateLimits, RateLimiter } from '../../src/platform/http/rateLimiter.js';
+import { contractRateLimits, RateLimiter, SharedRateLimiter, type SharedBuckets } from '../../src/platform/http/rateLimiter.js';
 import { basicAuthorization } from '../../src/wire/credentials.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 
@@ -82,6 +82,64 @@ describe('RateLimiter', () => {
     expect(limiter.take('other').allowed).toBe(true);
     now += 500;
     expect(limiter.take('k').allowed).toBe(true);
+  });
+});
+
+describe('SharedRateLimiter (ADR 0029, 0031)', () => {
+  const budget = { perSecond: 2, burst: 4 };
+
+  /** A shared bucket that never refills, answering each take when the test says so. */
+  function heldBuckets() {
+    const tokens = new Map<string, number>();
+    const counts: number[] = [];
+    const pending: Array<() => void> = [];
+    const buckets: SharedBuckets = {
+      name: 'held',
+      take(key, _perSecond, _burst, count) {
+        counts.push(count);
+        return new Promise((resolve) => {
+          pending.push(() => {
+            const held = tokens.get(key) ?? budget.burst;
+            const granted = Math.min(count, Math.floor(held));
+            tokens.set(key, held - granted);
+            resolve({ granted, tokens: held - granted });
+          });
+        });
+      },
+    };
+    return { buckets, counts, answerAll: () => pending.splice(0).forEach((answer) => answer()) };
+  }
+
+  test('requests of one key arriving while its take is in flight are counted by one take, with the outcome of taking them one by one', async () => {
+    const held = heldBuckets();
+    const fallback = new RateLimiter('partner', budget, () => 0);
+    const limiter = new SharedRateLimiter('partner', budget, held.buckets, fallback, () => {
+      throw new Error('no fallback expected');
+    });
+    const decisions = Array.from({ length: 7 }, () => limiter.take('k'));
+    const other = limiter.take('other');
+    // One take in flight per key: the first request went alone, the six after it wait together.
+    expect(held.counts).toEqual([1, 1]);
+    held.answerAll();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(held.counts).toEqual([1, 1, 6]);
+    held.answerAll();
+    const answers = await Promise.all(decisions);
+    await other;
+    // The same requests through an in-process bucket of the same budget, one by one.
+    const oneByOne = new RateLimiter('partner', budget, () => 0);
+    const expected = Array.from({ length: 7 }, () => oneByOne.take('k'));
+    expect(answers).toEqual(expected);
+    expect(answers.filter((answer) => answer.allowed)).toHaveLength(budget.burst);
+  });
+
+  test('when the shared store fails, the whole group is counted in this instance and the fallback is told', async () => {
+    let failures = 0;
+    const failing: SharedBuckets = { name: 'down', take: () => Promise.reject(new Error('connection refused')) };
+    const limiter = new SharedRateLimiter('partner', budget, failing, new RateLimiter('partner', budget, () => 0), () => failures++);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => limiter.take('k')));
+    expect(answers.map((answer) => answer.allowed)).toEqual([true, true, true, true, false, false]);
+    expect(failures).toBe(2);
   });
 });
 

@@ -14,9 +14,9 @@ describeEachBackend('rate-limit buckets', (database) => {
     const buckets = createRateLimitBuckets(database.db);
     const takes = [];
     for (let i = 0; i < 4; i++) takes.push(await buckets.take('partner:a', slow, 3));
-    expect(takes.map((t) => t.allowed)).toEqual([true, true, true, false]);
+    expect(takes.map((t) => t.granted)).toEqual([1, 1, 1, 0]);
     expect(takes.map((t) => Math.floor(t.tokens))).toEqual([2, 1, 0, 0]);
-    expect((await buckets.take('partner:b', slow, 3)).allowed).toBe(true);
+    expect((await buckets.take('partner:b', slow, 3)).granted).toBe(1);
   });
 
   test('40 requests racing from two connections on a bucket of 25: exactly 25 allowed', async () => {
@@ -24,7 +24,31 @@ describeEachBackend('rate-limit buckets', (database) => {
     try {
       const pools = [createRateLimitBuckets(database.db), createRateLimitBuckets(other)];
       const takes = await Promise.all(Array.from({ length: 40 }, (_, i) => pools[i % 2]!.take('partner:race', slow, 25)));
-      expect(takes.filter((t) => t.allowed)).toHaveLength(25);
+      expect(takes.filter((t) => t.granted === 1)).toHaveLength(25);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a take of several counts them in order: 4 of a full bucket of 10, then 8 of the 6 left grants 6, then none', async () => {
+    const buckets = createRateLimitBuckets(database.db);
+    const first = await buckets.take('partner:many', slow, 10, 4);
+    expect(first.granted).toBe(4);
+    expect(Math.floor(first.tokens)).toBe(6);
+    const second = await buckets.take('partner:many', slow, 10, 8);
+    expect(second.granted).toBe(6);
+    expect(second.tokens).toBeLessThan(1);
+    expect((await buckets.take('partner:many', slow, 10, 3)).granted).toBe(0);
+    // A first take larger than the burst grants the burst.
+    expect((await buckets.take('partner:many-new', slow, 5, 9)).granted).toBe(5);
+  });
+
+  test('takes of several racing from two connections on a bucket of 25: exactly 25 granted', async () => {
+    const other = await database.connect();
+    try {
+      const pools = [createRateLimitBuckets(database.db), createRateLimitBuckets(other)];
+      const takes = await Promise.all(Array.from({ length: 10 }, (_, i) => pools[i % 2]!.take('partner:race-many', slow, 25, 4)));
+      expect(takes.reduce((sum, t) => sum + t.granted, 0)).toBe(25);
     } finally {
       await other.close();
     }
@@ -32,9 +56,9 @@ describeEachBackend('rate-limit buckets', (database) => {
 
   test('the bucket refills at perSecond: 1000 per second gives a token back within a few ms', async () => {
     const buckets = createRateLimitBuckets(database.db);
-    expect((await buckets.take('partner:fast', 1000, 1)).allowed).toBe(true);
+    expect((await buckets.take('partner:fast', 1000, 1)).granted).toBe(1);
     let allowed = false;
-    for (let i = 0; i < 200 && !allowed; i++) allowed = (await buckets.take('partner:fast', 1000, 1)).allowed;
+    for (let i = 0; i < 200 && !allowed; i++) allowed = (await buckets.take('partner:fast', 1000, 1)).granted === 1;
     expect(allowed).toBe(true);
   });
 

@@ -1,4 +1,5 @@
 import { beforeEach, expect, it } from 'vitest';
+import { e1WriteBatching } from '../../src/platform/store/batch.js';
 import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
 import { createStore, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
@@ -37,10 +38,10 @@ describeEachBackend('round trips', (database, backend) => {
     expect(recording.take()).toEqual(['store.idempotency.reserveOrRead', 'store.idempotency.reserveOrRead']);
   });
 
-  it('E1: batches concurrent one-key reservations and records: four statements run alone, the rest share one', async () => {
+  it(`E1: batches concurrent one-key reservations and records: ${e1WriteBatching.maxInFlight} statement(s) run alone, the rest share one`, async () => {
     const scopes = Array.from({ length: 10 }, (_, index) => ({ ...scope, miniapp_order_id: `mo_batch_${index}`, idempotency_key: null }));
     const reserved = await Promise.all(scopes.map((one) => store.idempotency.reserve(one, 'h1')));
-    expect(recording.take()).toEqual(Array(5).fill('store.idempotency.reserveBatch'));
+    expect(recording.take()).toEqual(Array(e1WriteBatching.maxInFlight + 1).fill('store.idempotency.reserveBatch'));
     const payments = scopes.map((one) => newOrderPayment({ miniapp_order_id: one.miniapp_order_id }));
     const created = await Promise.all(
       payments.map((payment, index) => {
@@ -50,7 +51,7 @@ describeEachBackend('round trips', (database, backend) => {
       }),
     );
     expect(created.map((result) => result.outcome)).toEqual(Array(10).fill('created'));
-    expect(recording.take()).toEqual(Array(5).fill('store.orderPayments.createBatch'));
+    expect(recording.take()).toEqual(Array(e1WriteBatching.maxInFlight + 1).fill('store.orderPayments.createBatch'));
     // Each record marked its own key done, and only its own.
     for (const [index, one] of scopes.entries()) {
       expect(await direct.idempotency.reserve(one, 'h1')).toEqual({ outcome: 'done', order_payment_id: payments[index]!.order_payment_id });

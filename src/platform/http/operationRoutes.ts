@@ -26,7 +26,13 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
     const handler = handlers[op.operationId as PlatformOperationId];
     if (!handler) throw new Error(`no handler for platform operation ${op.operationId}`);
     const method = op.method.toLowerCase() as 'get' | 'post';
-    router[method](expressPath(op.path), async (req: Request, res: Response) => {
+    router[method](expressPath(op.path), (req: Request, res: Response) => {
+      const handling = handleOperation(req, res);
+      platform.handling.add(handling);
+      const done = () => platform.handling.delete(handling);
+      handling.then(done, done);
+    });
+    async function handleOperation(req: Request, res: Response): Promise<void> {
       res.locals.operationId = op.operationId;
       try {
         const request = await readRequest(req, op);
@@ -60,7 +66,7 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
         }
         sendError(res, error, op, req.log);
       }
-    });
+    }
   }
 }
 

@@ -105,18 +105,36 @@ export class RateLimiter implements Limiter {
 export interface SharedBuckets {
   /** `redis` or `postgres`: the label of the fallback metric and log. */
   readonly name: string;
-  /** Refills `key`'s bucket and takes a token if it holds one: one atomic round trip. */
-  take(key: string, perSecond: number, burst: number): Promise<{ allowed: boolean; tokens: number }>;
+  /**
+   * Refills `key`'s bucket and takes `count` tokens, or as many whole tokens as it holds: one
+   * atomic round trip that counts `count` requests in order (ADR 0031).
+   */
+  take(key: string, perSecond: number, burst: number, count: number): Promise<{ granted: number; tokens: number }>;
 }
 
+/** Requests of one key waiting for the take in flight to come back. */
+interface KeyQueue {
+  waiting: Array<(decision: RateLimitDecision) => void>;
+  inFlight: boolean;
+}
+
+/** Most requests one take counts: a bound on one statement's effect, far above any burst a take meets. */
+const maxCountPerTake = 1000;
+
 /**
- * A budget every instance shares (ADR 0029). When the shared store fails (unreachable, too
- * slow), the request is counted by this instance's own bucket instead and `onFallback` is told:
- * the limit degrades to the per-instance budgets of ADR 0017 rather than failing open (no limit)
- * or closed (refusing partners' payments because a counter is away).
+ * A budget every instance shares (ADR 0029). One take per key is in flight at a time: the
+ * requests of that key arriving meanwhile are counted together by the next take, in arrival
+ * order (ADR 0031), so under load a round trip counts many requests, and alone a request is
+ * counted at once. The outcome is the one the same requests taken one by one would have had.
+ *
+ * When the shared store fails (unreachable, too slow), the requests are counted by this
+ * instance's own bucket instead and `onFallback` is told: the limit degrades to the per-instance
+ * budgets of ADR 0017 rather than failing open (no limit) or closed (refusing partners' payments
+ * because a counter is away).
  */
 export class SharedRateLimiter implements Limiter {
   private readonly policyField: string;
+  private readonly queues = new Map<string, KeyQueue>();
 
   constructor(
     readonly policy: string,
@@ -128,15 +146,44 @@ export class SharedRateLimiter implements Limiter {
     this.policyField = policyField(policy, budget);
   }
 
-  async take(key: string): Promise<RateLimitDecision> {
-    let taken: { allowed: boolean; tokens: number };
+  take(key: string): Promise<RateLimitDecision> {
+    let queue = this.queues.get(key);
+    if (!queue) {
+      queue = { waiting: [], inFlight: false };
+      this.queues.set(key, queue);
+    }
+    const decided = new Promise<RateLimitDecision>((resolve) => queue.waiting.push(resolve));
+    if (!queue.inFlight) void this.flush(key, queue);
+    return decided;
+  }
+
+  /** Counts everything waiting on `key` with one take, then the next group, until none waits. */
+  private async flush(key: string, queue: KeyQueue): Promise<void> {
+    queue.inFlight = true;
+    while (queue.waiting.length > 0) {
+      const group = queue.waiting.splice(0, maxCountPerTake);
+      const decisions = await this.takeGroup(key, group.length);
+      group.forEach((resolve, index) => resolve(decisions[index]!));
+    }
+    queue.inFlight = false;
+    this.queues.delete(key);
+  }
+
+  private async takeGroup(key: string, count: number): Promise<RateLimitDecision[]> {
+    let taken: { granted: number; tokens: number };
     try {
-      taken = await this.shared.take(`${this.policy}:${key}`, this.budget.perSecond, this.budget.burst);
+      taken = await this.shared.take(`${this.policy}:${key}`, this.budget.perSecond, this.budget.burst, count);
     } catch (error) {
       this.onFallback(error);
-      return this.fallback.take(key);
+      return Array.from({ length: count }, () => this.fallback.take(key));
     }
-    return decide(this.policy, this.policyField, this.budget, taken.allowed, taken.tokens);
+    // As if taken one by one: the i-th allowed request left the tokens its successors took, and
+    // a refused one found less than one token.
+    return Array.from({ length: count }, (_, index) =>
+      index < taken.granted
+        ? decide(this.policy, this.policyField, this.budget, true, taken.tokens + (taken.granted - 1 - index))
+        : decide(this.policy, this.policyField, this.budget, false, taken.tokens),
+    );
   }
 }
 

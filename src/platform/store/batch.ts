@@ -55,8 +55,11 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, options: BatchO
 }
 
 /**
- * E1's two writes (the key reservation, the record) batched per store: a few statements at once
- * alone, and under load one statement for everything that arrived while they ran. The pool holds
- * 20 connections; two batchers at four each leave the rest to E5, E6 and reads.
+ * E1's two writes (the key reservation, the record) batched per store: one statement at a time
+ * each, and everything that arrived while it ran goes in the next (ADR 0031). Alone, a write goes
+ * out at once; under load a statement (one round trip, one commit, one backend wake-up) serves
+ * every request that queued behind it: measured with 50 connections, 0.41 statements per E1
+ * against 1.18 with four in flight, and 1.6× the throughput. A write waits for at most one
+ * statement ahead of it.
  */
-export const e1WriteBatching: BatchOptions = { maxInFlight: 4, maxBatch: 128 };
+export const e1WriteBatching: BatchOptions = { maxInFlight: 1, maxBatch: 128 };

@@ -5,6 +5,7 @@ import type { BucketTake } from './rateLimitBuckets.js';
  * The token bucket as one Lua script: Redis runs it atomically, so instances sharing the server
  * serialise on each key, and the clock is the server's (TIME), the one clock they all share.
  * Fractional tokens come back as text: Redis turns a Lua number reply into an integer.
+ * ARGV[4] requests are counted at once: the first `granted` of them are allowed.
  */
 const takeScript = `
 local rate = tonumber(ARGV[1])
@@ -22,28 +23,28 @@ if now > at then
   tokens = math.min(burst, tokens + (now - at) / 1000 * rate)
   at = now
 end
-local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
+local granted = math.min(tonumber(ARGV[4]), math.floor(tokens))
+if granted < 0 then
+  granted = 0
 end
+tokens = tokens - granted
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {allowed, tostring(tokens)}
+return {granted, tostring(tokens)}
 `;
 
-type TakeCommand = (key: string, rate: number, burst: number, ttlMs: number) => Promise<[number, string]>;
+type TakeCommand = (key: string, rate: number, burst: number, ttlMs: number, count: number) => Promise<[number, string]>;
 
-/** Token buckets in Redis (ADR 0029): one EVALSHA per counted request; idle keys expire once full. */
+/** Token buckets in Redis (ADR 0029, 0031): one EVALSHA counts `count` requests of a key; idle keys expire once full. */
 export function createRedisBuckets(redis: Redis, keyPrefix: string) {
-  redis.defineCommand('minibridgeTakeToken', { numberOfKeys: 1, lua: takeScript });
-  const command = (redis as unknown as { minibridgeTakeToken: TakeCommand }).minibridgeTakeToken.bind(redis);
+  redis.defineCommand('minibridgeTakeTokens', { numberOfKeys: 1, lua: takeScript });
+  const command = (redis as unknown as { minibridgeTakeTokens: TakeCommand }).minibridgeTakeTokens.bind(redis);
   return {
-    async take(key: string, perSecond: number, burst: number): Promise<BucketTake> {
+    async take(key: string, perSecond: number, burst: number, count = 1): Promise<BucketTake> {
       // A bucket idle this long is full again, so forgetting it changes nothing.
       const ttlMs = Math.ceil((burst / perSecond) * 1000) + 1000;
-      const [allowed, tokens] = await command(keyPrefix + key, perSecond, burst, ttlMs);
-      return { allowed: allowed === 1, tokens: Number(tokens) };
+      const [granted, tokens] = await command(keyPrefix + key, perSecond, burst, ttlMs, count);
+      return { granted: Number(granted), tokens: Number(tokens) };
     },
   };
 }

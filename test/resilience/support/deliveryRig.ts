@@ -93,6 +93,7 @@ export class DeliveryRig {
       log: pino({ level: 'silent' }),
       wakeWorker: () => this.worker.wake(),
       accepting: true,
+      handling: new Set(),
     };
     this.worker = new DeliveryWorker(this.platform, { clock: this.clock.now, random: options.random });
     return this;
