@@ -40,7 +40,20 @@ export function loadDocument(name: ApiName): OpenApiDocument {
 
 /** Follows a local `$ref` (`#/components/...`) until a non-reference object is reached. */
 export function resolve<T = JsonObject>(document: OpenApiDocument, node: unknown): T {
-  let current = node as JsonObject;
+  if (node === null || typeof node !== 'object' || typeof (node as JsonObject).$ref !== 'string') return node as T;
+  // Loaded documents never change, so a $ref node resolves to the same target every time: the
+  // platform prunes every E1 through the contract's schemas, and the walk is done once per node.
+  const known = resolvedRefs.get(node);
+  if (known !== undefined) return known as T;
+  const target = follow(document, node as JsonObject);
+  resolvedRefs.set(node, target);
+  return target as T;
+}
+
+const resolvedRefs = new WeakMap<object, unknown>();
+
+function follow(document: OpenApiDocument, node: JsonObject): unknown {
+  let current = node;
   const seen = new Set<string>();
   while (current && typeof current.$ref === 'string') {
     const ref = current.$ref;
@@ -48,7 +61,7 @@ export function resolve<T = JsonObject>(document: OpenApiDocument, node: unknown
     seen.add(ref);
     current = pointer(document, ref) as JsonObject;
   }
-  return current as T;
+  return current;
 }
 
 function pointer(document: OpenApiDocument, ref: string): unknown {
