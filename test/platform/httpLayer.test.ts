@@ -112,6 +112,28 @@ describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
     );
   });
 
+  test('an operation path is matched as the router matches it: any case, with or without its trailing slash, never with two', async () => {
+    const e1 = (path: string) =>
+      fetch(harness.running.url + path, {
+        method: 'POST',
+        headers: { authorization: harness.miniappAuth(), 'content-type': 'application/json' },
+        // The fake host app answers every E3 with hop_1: one order, so each request after the first is its idempotent repeat.
+        body: JSON.stringify(e1Body({ miniapp_order_id: 'ORD-idle-1' })),
+      });
+    const bare = PATH.replace(/\/$/, '');
+    for (const path of [PATH, bare, PATH.toUpperCase(), bare.toUpperCase()]) {
+      const answer = await e1(path);
+      expect(answer.status, `${path}: ${await answer.text()}`).toBe(200);
+    }
+    const doubled = await e1(`${PATH}/`);
+    expect(doubled.status).toBe(404);
+    expect(((await doubled.json()) as { error_code: string }).error_code).toBe('NOT_FOUND');
+    // The answer is the contract's JSON, with no ETag: nothing the platform answers is cacheable.
+    const answer = await e1(PATH);
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(answer.headers.get('etag')).toBeNull();
+  });
+
   test('OPTIONS on an operation path: 405 with the contract body and Allow, not Express text/plain', async () => {
     const answer = await exchange([[`OPTIONS ${PATH} HTTP/1.1`, 'Host: localhost', 'Connection: close', '', ''].join('\r\n')]);
     expectContractError(answer, 405, 'METHOD_NOT_ALLOWED');

@@ -30,7 +30,7 @@ export function createApp(platform: PlatformContext): express.Express {
   });
 
   const router = express.Router({ strict: false });
-  mountOperations(router, platform, handlers);
+  app.use(mountOperations(router, platform, handlers));
   // Express answers OPTIONS itself with a text/plain list of methods; no operation documents
   // OPTIONS (partners call from servers, there is no CORS), so it falls through to the 405/404 below.
   app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? next() : router(req, res, next)));

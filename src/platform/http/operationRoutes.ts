@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { authenticatePartner } from '../auth/authenticate.js';
 import { readCredentials, safeEqual } from '../../wire/credentials.js';
 import { deprecatedSchemeHeaders, signatureInput } from '../../wire/signing.js';
@@ -20,18 +20,21 @@ export function expressPath(template: string): string {
  * same operationId. The pipeline is the same for all: read and validate the input against the
  * contract, authenticate as the operation's security says, rate-limit, run the handler, answer.
  */
-export function mountOperations(router: Router, platform: PlatformContext, handlers: HandlerTable): void {
+export function mountOperations(router: Router, platform: PlatformContext, handlers: HandlerTable): RequestHandler {
+  const fixedPaths = new Map<string, (req: Request, res: Response) => void>();
   for (const op of contractOperations().values()) {
     if (op.api !== 'platform') continue;
     const handler = handlers[op.operationId as PlatformOperationId];
     if (!handler) throw new Error(`no handler for platform operation ${op.operationId}`);
     const method = op.method.toLowerCase() as 'get' | 'post';
-    router[method](expressPath(op.path), (req: Request, res: Response) => {
+    const route = (req: Request, res: Response) => {
       const handling = handleOperation(req, res);
       platform.handling.add(handling);
       const done = () => platform.handling.delete(handling);
       handling.then(done, done);
-    });
+    };
+    router[method](expressPath(op.path), route);
+    if (!op.path.includes('{')) fixedPaths.set(fixedPathKey(op.method, op.path), route);
     async function handleOperation(req: Request, res: Response): Promise<void> {
       res.locals.operationId = op.operationId;
       try {
@@ -68,6 +71,18 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
       }
     }
   }
+  // The router tries its routes one by one for every request; a path without parameters (E1, E2,
+  // E5, the event operations) is found by one lookup, matched as the router would match it
+  // (case-insensitive, one optional trailing slash). Anything else goes on to the router.
+  return (req, res, next) => {
+    const route = fixedPaths.get(fixedPathKey(req.method, req.path));
+    if (route) route(req, res);
+    else next();
+  };
+}
+
+function fixedPathKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase()}`;
 }
 
 async function readRequest(req: Request, op: OperationContract) {

@@ -24,9 +24,14 @@ export function sendReply(
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
   if (reply.contentType && typeof reply.body === 'string') {
     res.type(reply.contentType).send(reply.body);
-  } else {
-    res.type('application/json').send(stringifyLossless(reply.body));
+    return;
   }
+  // JSON is written directly: res.send would hash every answer for an ETag, and no answer of the
+  // platform is cacheable (each reports a state at one moment, or an error).
+  const text = stringifyLossless(reply.body);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /** Answers any failure with the contract's error shape; unexpected ones become UNKNOWN_ERROR. */
