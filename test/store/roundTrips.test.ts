@@ -1,5 +1,6 @@
 import { beforeEach, expect, it } from 'vitest';
 import { e1WriteBatching } from '../../src/platform/store/batch.js';
+import { batchingFor } from '../../src/platform/store/db.js';
 import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
 import { createStore, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
@@ -38,10 +39,14 @@ describeEachBackend('round trips', (database, backend) => {
     expect(recording.take()).toEqual(['store.idempotency.reserveOrRead', 'store.idempotency.reserveOrRead']);
   });
 
-  it(`E1: batches concurrent one-key reservations and records: ${e1WriteBatching.maxInFlight} statement(s) run alone, the rest share one`, async () => {
+  // As many statements run alone as the batcher sends at once on this database (one: ADR 0031,
+  // 0032); everything behind them shares the next.
+  const batchStatements = () => batchingFor(database.db, e1WriteBatching).maxInFlight + 1;
+
+  it('E1: batches concurrent one-key reservations and records: the first statements run alone, the rest share one', async () => {
     const scopes = Array.from({ length: 10 }, (_, index) => ({ ...scope, miniapp_order_id: `mo_batch_${index}`, idempotency_key: null }));
     const reserved = await Promise.all(scopes.map((one) => store.idempotency.reserve(one, 'h1')));
-    expect(recording.take()).toEqual(Array(e1WriteBatching.maxInFlight + 1).fill('store.idempotency.reserveBatch'));
+    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.idempotency.reserveBatch'));
     const payments = scopes.map((one) => newOrderPayment({ miniapp_order_id: one.miniapp_order_id }));
     const created = await Promise.all(
       payments.map((payment, index) => {
@@ -51,12 +56,25 @@ describeEachBackend('round trips', (database, backend) => {
       }),
     );
     expect(created.map((result) => result.outcome)).toEqual(Array(10).fill('created'));
-    expect(recording.take()).toEqual(Array(e1WriteBatching.maxInFlight + 1).fill('store.orderPayments.createBatch'));
+    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.orderPayments.createBatch'));
     // Each record marked its own key done, and only its own.
     for (const [index, one] of scopes.entries()) {
       expect(await direct.idempotency.reserve(one, 'h1')).toEqual({ outcome: 'done', order_payment_id: payments[index]!.order_payment_id });
       expect(await direct.orderPayments.history(refOf(payments[index]!))).toHaveLength(1);
     }
+  });
+
+  it('E1: requests read one per turn of the event loop, as from their sockets, still share statements', async () => {
+    // Each request starts in its own callback, the way a server reads requests one socket at a
+    // time. PGlite runs a statement without yielding, so each would commit alone before the next
+    // is read unless its statement waits for the pending I/O first (ADR 0032).
+    const scopes = Array.from({ length: 10 }, (_, index) => ({ ...scope, miniapp_order_id: `mo_turn_${index}`, idempotency_key: null }));
+    const reserved = await Promise.all(
+      scopes.map((one) => new Promise<void>((resolve) => setImmediate(resolve)).then(() => store.idempotency.reserve(one, 'h1'))),
+    );
+    expect(reserved.map((result) => result.outcome)).toEqual(Array(10).fill('reserved'));
+    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.idempotency.reserveBatch'));
+    for (const one of scopes) expect(await direct.idempotency.reserve(one, 'h2')).toEqual({ outcome: 'conflict' });
   });
 
   it('E1: a batch holding one bad record fails it alone; the others are recorded', async () => {

@@ -1,6 +1,7 @@
 // Each driver is loaded only when its backend is used: PGlite alone takes ~200 ms to import.
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
+import type { BatchOptions } from './batch.js';
 import { preparePgliteDataDir } from './pgliteCluster.js';
 
 /**
@@ -25,6 +26,11 @@ export interface Queryable {
  */
 export interface Db extends Queryable {
   readonly backend: 'pglite' | 'postgres';
+  /**
+   * How many statements this process can have running at once: PGlite has one session,
+   * PostgreSQL the pool's connections. A batcher sends no more than this at once (batchingFor).
+   */
+  readonly statementsAtOnce: number;
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -72,12 +78,33 @@ export async function createPglite(dataDir: string): Promise<PGlite> {
   return PGliteClass.create(dataDir, { postgresqlconf: pgliteConf });
 }
 
+/**
+ * A batcher's options on this database: no more statements at once than it can run (ADR 0032).
+ * On PGlite that is one: a second statement would only wait in PGlite's queue, alone, where the
+ * requests behind it could not join it.
+ */
+export function batchingFor(db: Pick<Db, 'statementsAtOnce'>, options: BatchOptions): BatchOptions {
+  return { ...options, maxInFlight: Math.max(1, Math.min(options.maxInFlight, db.statementsAtOnce)) };
+}
+
+/** Resolves after the I/O the event loop has ready now has been handled (a setImmediate). */
+function afterPendingIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The store's database interface over an open PGlite. */
 export function pgliteDb(pglite: PGlite): Db {
   return {
     backend: 'pglite',
+    statementsAtOnce: 1,
     // PGlite runs in this process: there is no round trip a prepared statement would save.
     async query<T>(sql: string | PreparedStatement, params: readonly unknown[] = []) {
+      // PGlite runs a statement to its commit without giving the event loop a turn, so without
+      // this every E1 write would be sent, and committed, alone before the next request is even
+      // read. Waiting for the I/O already pending lets the requests read in this turn queue
+      // behind it and go together in the batcher's next statement: one parse, plan and commit
+      // for all of them (ADR 0032). Within a transaction there is no wait: it holds the session.
+      await afterPendingIo();
       return (await pglite.query<T>(textOf(sql), [...params])).rows;
     },
     async exec(sql: string) {
@@ -132,6 +159,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   pool.on('error', () => {});
   return {
     backend: 'postgres',
+    statementsAtOnce: options.maxConnections ?? defaultMaxConnections,
     async query<T>(sql: string | PreparedStatement, params: readonly unknown[] = []) {
       return (await pool.query(pgQuery(sql, params))).rows as T[];
     },

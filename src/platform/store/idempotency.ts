@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { batched, e1WriteBatching } from './batch.js';
-import { isUniqueViolation, type Db, type Queryable } from './db.js';
+import { batchingFor, isUniqueViolation, type Db, type Queryable } from './db.js';
 import { addMs, type Clock } from './time.js';
 
 /** How long an Idempotency-Key is kept (D7); miniapp_order_id keys are kept for good. */
@@ -154,6 +154,8 @@ interface SingleKeyReservation {
 }
 
 export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): Idempotency {
+  // On PGlite one statement at a time, so that requests queue and share it (ADR 0032).
+  const writeBatching = batchingFor(db, e1WriteBatching);
   /** True when the key was reserved; false sends the request down the single-request path. */
   const reserveSingleKey = batched<SingleKeyReservation, boolean>(async (items) => {
     const rows = await db.query<{ reservation_id: string }>(reserveBatchStatement, [
@@ -165,7 +167,7 @@ export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): I
     ]);
     const reserved = new Set(rows.map((row) => row.reservation_id));
     return items.map((item) => reserved.has(item.reservationId));
-  }, e1WriteBatching);
+  }, writeBatching);
 
   /** What an existing key means for a request with this hash; expired or abandoned keys are free. */
   function keyOutcome(existing: KeyRow, requestHash: string, now: Date): KeyOutcome {

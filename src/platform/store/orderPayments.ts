@@ -3,7 +3,7 @@ import { parse, stringify } from 'lossless-json';
 import type { components } from '../../../generated/types/platform.js';
 import { decideTransition } from './paymentTransitions.js';
 import { batched, e1WriteBatching } from './batch.js';
-import type { Db } from './db.js';
+import { batchingFor, type Db } from './db.js';
 import { completeReservationSql, type Reservation } from './idempotency.js';
 import { deliveryColumns, deliveryFromRow, insertDeliverySql } from './outbox.js';
 import type { Clock } from './time.js';
@@ -243,6 +243,8 @@ const applyTransitionStatement = {
 };
 
 export function createOrderPayments(db: Db, clock: Clock, newEventId: () => string): OrderPayments {
+  // On PGlite one statement at a time, so that requests queue and share it (ADR 0032).
+  const writeBatching = batchingFor(db, e1WriteBatching);
   async function get(ref: OrderPaymentRef): Promise<OrderPaymentRow | undefined> {
     const [row] = await db.query<OrderPaymentRow>(getStatement, [ref.client_id, ref.order_payment_id, ref.app_id]);
     return row;
@@ -316,7 +318,7 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
       recorded.delete(id);
       return row;
     });
-  }, e1WriteBatching);
+  }, writeBatching);
 
   return {
     async create(payment, reservation) {
