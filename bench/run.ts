@@ -17,6 +17,7 @@ import { openBenchDatabase } from './postgres.js';
 import { markdown, type BenchResults, type ContenderResult, type Target } from './report.js';
 import { E1_PATH, e1BodyTemplate, miniappHeaders, writeRegistry } from './scenario.js';
 import { startChild, type ChildServer } from '../test/resilience/support/childProcess.js';
+import { compiledIsCurrent } from '../scripts/lib/compiled-is-current.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 /** The platform as a process, configured from the environment like production (shared with the crash tests). */
@@ -165,7 +166,7 @@ function withApplicationName(url: string, name: string): string {
 }
 
 /**
- * A fresh clone's first `npm start` (`tsx src/main.ts`) on a data directory that does not exist
+ * A fresh clone's first `npm start` (`node scripts/start.mjs`) on a data directory that does not exist
  * yet: spawn → /readyz 200, and the serving process's peak RSS (VmHWM) when it is ready.
  */
 async function freshStart(runs: number): Promise<NonNullable<BenchResults['ready']['fresh']>> {
@@ -174,7 +175,7 @@ async function freshStart(runs: number): Promise<NonNullable<BenchResults['ready
     const port = await freePort();
     const dir = join(workDir, `fresh-${run}`);
     const spawnedAt = performance.now();
-    const platform = spawn(process.execPath, ['--import', 'tsx', join(here, '../src/main.ts')], {
+    const platform = spawn(process.execPath, [join(here, '../scripts/start.mjs')], {
       env: { ...process.env, ...minibridgeEnv({ dir }), PORT: String(port), HOST: '127.0.0.1' },
       stdio: 'ignore',
     });
@@ -376,7 +377,7 @@ async function main(): Promise<BenchResults> {
     `"paced p99" is the p99 of ${settings.pacedRate} req/s sent at even intervals (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
     `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
     `E6 latency: from E5's answer to the E6's arrival at the fake miniapp server (${e6?.latencyCount ?? 0} first attempts, E5s 8 at a time). E6 throughput: ${e6?.drainCount ?? 0} deliveries queued with the worker off, then one instance started; first to last arrival. Duplicate deliveries seen: ${e6?.duplicates ?? 'n/a'}.`,
-    `Fresh clone: \`node --import tsx src/main.ts\` (what \`npm start\` runs) on a PGlite directory that does not exist yet, spawn → /readyz 200, peak RSS (VmHWM) of the serving process when ready; runs: ${ready.fresh ? ready.fresh.readyMs.map((ms, i) => `${ms.toFixed(0)} ms / ${ready.fresh!.peakRssMiB[i]!.toFixed(0)} MiB`).join(', ') : 'n/a'}.`,
+    `Fresh clone: \`node scripts/start.mjs\` (what \`npm start\` runs: the dist/ that \`npm ci\` built, ${compiledIsCurrent(join(here, '..')) ? 'current in this run' : 'NOT current in this run, so the sources through tsx'}) on a PGlite directory that does not exist yet, spawn → /readyz 200, peak RSS (VmHWM) of the serving process when ready; runs: ${ready.fresh ? ready.fresh.readyMs.map((ms, i) => `${ms.toFixed(0)} ms / ${ready.fresh!.peakRssMiB[i]!.toFixed(0)} MiB`).join(', ') : 'n/a'}.`,
     "CPU per E1: user + system time from /proc/<pid>/stat over the saturated run, divided by its requests; PostgreSQL counts only the backends whose connections carry the contender's application_name (other helpers' tests share the server). The limit is a reference figure only: it writes nothing, so the durable limit (the same forwarder plus the two batched PostgreSQL writes per E1) is the floor Minibridge is judged against.",
     `Ready: spawn → first /readyz 200 on an existing database, ${ready.via}; runs: ${readyRuns(ready)}. The same through \`node --import tsx\` (TypeScript compiled on the fly, through \`test/resilience/platform-process.ts\`, which does not open the database ahead of loading the code as \`src/main.ts\` does): ${readyRuns(ready.tsx)}.`,
   );

@@ -3,7 +3,7 @@
  * alone it is the package's `prepack`, so `npm pack` and `npm publish` always ship a fresh dist/
  * built from the committed generated/ tree.
  */
-import { cp, rm } from 'node:fs/promises';
+import { cp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from './lib/paths.js';
@@ -16,6 +16,8 @@ export async function buildDist(): Promise<void> {
   await cp(path.join(repoRoot, 'src/platform/store/migrations'), path.join(repoRoot, 'dist/src/platform/store/migrations'), {
     recursive: true,
   });
+  // `npm start` (scripts/start.mjs) runs dist/ only when this is newer than the sources.
+  await writeFile(path.join(repoRoot, 'dist', '.built'), `${new Date().toISOString()}\n`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
