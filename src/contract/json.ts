@@ -30,6 +30,46 @@ export function jsonText<T>(value: T): JsonText<T> {
   return stringifyLossless(value) as JsonText<T>;
 }
 
+/**
+ * JSON text of a parsed value in canonical form, written in one pass: every object's keys in
+ * sorted order, arrays in their order, numbers by their source text. Byte for byte the text that
+ * stringifyLossless gives for a copy of the value built with its keys sorted (the form E1's
+ * idempotency hashes were made with), without making the copy. Such a copy is a JS object, which
+ * lists array-index keys ("0", "7", "10") first in numeric order, then the others in the order
+ * they were added (sorted): the same order is used here.
+ */
+export function canonicalJsonText<T>(value: T): JsonText<T> {
+  const text = canonical(value);
+  if (text === undefined) throw new TypeError('value cannot be serialized to JSON');
+  return text as JsonText<T>;
+}
+
+function canonical(value: unknown): string | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
+  if (typeof value === 'number') return JSON.stringify(value);
+  if (isLosslessNumber(value)) return value.value;
+  if (Array.isArray(value)) return `[${value.map((item) => canonical(item) ?? 'null').join(',')}]`;
+  if (typeof value !== 'object') return undefined;
+  const record = value as Record<string, unknown>;
+  let text = '';
+  for (const key of canonicalKeyOrder(Object.keys(record))) {
+    const item = canonical(record[key]);
+    if (item === undefined) continue;
+    text += `${text === '' ? '' : ','}${JSON.stringify(key)}:${item}`;
+  }
+  return `{${text}}`;
+}
+
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+const isArrayIndex = (key: string) => ARRAY_INDEX.test(key) && Number(key) < 4294967295;
+
+function canonicalKeyOrder(keys: string[]): string[] {
+  const sorted = keys.sort();
+  if (!sorted.some(isArrayIndex)) return sorted;
+  const indexes = sorted.filter(isArrayIndex).sort((a, b) => Number(a) - Number(b));
+  return [...indexes, ...sorted.filter((key) => !isArrayIndex(key))];
+}
+
 /** The exact text of a JSON number or string value: the form in which decimals are stored. */
 export function decimalText(value: unknown): string {
   if (typeof value === 'string') return value;

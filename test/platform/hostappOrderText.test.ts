@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
+import fc from 'fast-check';
+import { canonicalJsonText, isJsonObject, parseLossless, stringifyLossless } from '../../src/contract/json.js';
 import { hostappOrderRequest, hostappOrderText } from '../../src/platform/payments/hostappOrder.js';
+import { propertyRunOptions } from '../support/properties.js';
 
 const E1 = `{"app_id":"ma_1","client_id":"ha_1","order":{"miniapp_order_id":"ORD-1","currency":"VND","amount":12345678901234567.89,
   "custom_attributes":{"z":1.50,"a":{"y":true,"b":[3,{"d":1,"c":2}]}},
@@ -41,5 +43,36 @@ describe('the E3 body is serialised once: hash, stored order and the bytes sent'
     const { text } = e3Text(E1);
     expect(text.hash).toBe(createHash('sha256').update('ha_1\n').update(text.body).digest('hex'));
     expect(text.hash).toMatchInlineSnapshot(`"51fcbb34c19ff7cda821e80c2bfa858ab43c134c5b4cc1ced46a1f9a78a0f635"`);
+  });
+});
+
+describe('canonicalJsonText', () => {
+  /** How the text was made before: a copy with sorted keys, serialised by lossless-json. */
+  const sortedCopy = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(sortedCopy)
+      : isJsonObject(value)
+        ? Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((key) => [key, sortedCopy(value[key])]),
+          )
+        : value;
+
+  test('gives byte for byte the text of the sorted copy, for any JSON, numbers kept by their text', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        fc.array(fc.constantFrom('0', '7', '10', '4294967294', '4294967295', '01', '-1', 'a', 'B', '__proto__')),
+        (value, keys) => {
+          const withKeys = { ...Object.fromEntries(keys.map((key, index) => [key, index])), nested: value };
+          const parsed = parseLossless(JSON.stringify(withKeys) ?? 'null');
+          expect(canonicalJsonText(parsed)).toBe(stringifyLossless(sortedCopy(parsed)));
+        },
+      ),
+      propertyRunOptions('canonicalJsonText', 300),
+    );
+    const exact = parseLossless('{"b":12345678901234567.89,"a":[1.50,{"10":1,"9":2,"x":3}]}');
+    expect(canonicalJsonText(exact)).toBe('{"a":[1.50,{"9":2,"10":1,"x":3}],"b":12345678901234567.89}');
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { components as HostappSchemas } from '../../../generated/types/hostapp.js';
 import type { components as PlatformSchemas } from '../../../generated/types/platform.js';
-import { isJsonObject, jsonText, type JsonText } from '../../contract/json.js';
+import { canonicalJsonText, type JsonText } from '../../contract/json.js';
 import { check, schemaValidator } from '../../contract/operations.js';
 import { pruneToSchema } from '../../contract/prune.js';
 
@@ -50,25 +50,9 @@ export function hostappOrderText(clientId: string, request: HostappCreateOrderPa
   // Every member of the E3 body is written below: a member the contract adds must be added here.
   const nothingElse: Record<string, never> = rest;
   void nothingElse;
-  const orderText = jsonText(sortKeys(order));
-  // Keys in sorted order, as sortKeys would give them: app_id, order.
+  const orderText = canonicalJsonText(order);
+  // Keys in sorted order, as canonicalJsonText would write them: app_id, order.
   const body = `{"app_id":${JSON.stringify(app_id)},"order":${orderText}}` as JsonText<HostappCreateOrderPaymentRequest>;
   const hash = createHash('sha256').update(clientId).update('\n').update(body).digest('hex');
   return { body, order: orderText, hash };
-}
-
-/** The same value with every object's keys in sorted order (arrays keep theirs). */
-function sortKeys<T>(value: T): T {
-  return sorted(value) as T;
-}
-
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  // isJsonObject, not `value.constructor === Object`: a custom attribute named `constructor` is data (ADR 0015).
-  if (!isJsonObject(value)) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sorted(value[key])]),
-  );
 }
