@@ -76,7 +76,9 @@ export function containsNul(value: unknown): boolean {
 }
 
 // Strings (with escapes) and the structural characters of JSON; numbers and literals are skipped.
-const TOKENS = /"(?:[^"\\]|\\.)*"|[{}[\],:]/g;
+const [QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA] = ['"', '\\', '{', '}', '[', ']', ','].map((c) =>
+  c.charCodeAt(0),
+);
 
 interface Container {
   kind: 'object' | 'array';
@@ -95,30 +97,25 @@ interface Container {
 function firstAmbiguousMember(text: string): string | undefined {
   const stack: Container[] = [];
   const pathTo = (name: string | number): JsonPath => [...stack.slice(0, -1).map((container) => container.at), name];
-  for (const match of text.matchAll(TOKENS)) {
-    const token = match[0];
-    const current = stack[stack.length - 1];
-    switch (token) {
-      case '{':
-        stack.push({ kind: 'object', names: new Set(), at: '', expectingName: true });
-        break;
-      case '[':
-        stack.push({ kind: 'array', names: new Set(), at: 0, expectingName: false });
-        break;
-      case '}':
-      case ']':
-        stack.pop();
-        break;
-      case ',':
-        if (current?.kind === 'object') current.expectingName = true;
-        else if (current) current.at = (current.at as number) + 1;
-        break;
-      case ':':
-        break;
-      default: {
-        if (!current || current.kind !== 'object' || !current.expectingName) break;
+  // One pass over the characters; only member names are cut out of the text (this runs on every
+  // inbound body, and most strings are values).
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      let end = i + 1;
+      let escaped = false;
+      while (end < length && text.charCodeAt(end) !== QUOTE) {
+        if (text.charCodeAt(end) === BACKSLASH) {
+          escaped = true;
+          end++;
+        }
+        end++;
+      }
+      const current = stack[stack.length - 1];
+      if (current?.kind === 'object' && current.expectingName) {
         current.expectingName = false;
-        const name = token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1);
+        const name = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
         current.at = name;
         if (name === '__proto__') {
           return `${dotted(pathTo(name))}: a member named __proto__ is not accepted (it would set the object's prototype in many JSON readers)`;
@@ -128,6 +125,25 @@ function firstAmbiguousMember(text: string): string | undefined {
         }
         current.names.add(name);
       }
+      i = end;
+      continue;
+    }
+    const current = stack[stack.length - 1];
+    switch (code) {
+      case OPEN_BRACE:
+        stack.push({ kind: 'object', names: new Set(), at: '', expectingName: true });
+        break;
+      case OPEN_BRACKET:
+        stack.push({ kind: 'array', names: new Set(), at: 0, expectingName: false });
+        break;
+      case CLOSE_BRACE:
+      case CLOSE_BRACKET:
+        stack.pop();
+        break;
+      case COMMA:
+        if (current?.kind === 'object') current.expectingName = true;
+        else if (current) current.at = (current.at as number) + 1;
+        break;
     }
   }
   return undefined;
