@@ -124,8 +124,39 @@ describeEachBackend('round trips', (database, backend) => {
       result: { outcome: 'delivered', http_status: 200 },
     });
     expect(recorded).toMatchObject({ status: 'delivered', attempts_made: 1 });
-    expect(recording.take()).toEqual(['BEGIN', 'store.outbox.claimLock', 'store.outbox.claimDue', 'COMMIT', 'store.outbox.recordAttempt']);
+    expect(recording.take()).toEqual(['BEGIN', 'store.outbox.claimLock', 'store.outbox.claimDue', 'COMMIT', 'store.outbox.recordBatch']);
     expect((await direct.outbox.get(claimed!.delivery.delivery_id))?.attempts).toHaveLength(1);
+  });
+
+  it('E6: records concurrent attempts, and hands their slots on, in shared statements: two run alone, the rest share one (ADR 0033)', async () => {
+    for (let i = 0; i < 20; i++) {
+      const payment = newOrderPayment();
+      await direct.orderPayments.create(payment, null);
+      await direct.orderPayments.transition(transitionTo(payment, 'paid'));
+      clock.advance(1);
+    }
+    const claimed = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerMiniapp: 10 });
+    recording.take();
+    const answers = await Promise.all(
+      claimed.map((c) =>
+        store.outbox.recordAndHandOff(
+          {
+            delivery_id: c.delivery.delivery_id,
+            lease_id: c.lease_id,
+            started_at: clock.now(),
+            duration_ms: 3,
+            result: { outcome: 'delivered', http_status: 200 },
+          },
+          { leaseMs: seconds(30) },
+        ),
+      ),
+    );
+    expect(recording.take()).toEqual(Array(3).fill('store.outbox.recordBatch'));
+    expect(answers.map((answer) => [answer.delivery?.delivery_id, answer.successors.length])).toEqual(
+      claimed.map((c) => [c.delivery.delivery_id, 1]),
+    );
+    for (const c of claimed) expect((await direct.outbox.get(c.delivery.delivery_id))?.attempts).toHaveLength(1);
+    expect(await direct.outbox.countPending()).toBe(10);
   });
 
   // Only PostgreSQL has concurrent sessions; PGlite runs one statement at a time.

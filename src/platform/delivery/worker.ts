@@ -3,7 +3,7 @@ import type { components } from '../../../generated/types/miniapp.js';
 import type { JsonText } from '../../contract/json.js';
 import { deliverOrderCompletion } from '../outbound/miniappCalls.js';
 import type { PlatformContext } from '../context.js';
-import type { ClaimedDelivery, Clock } from '../store/index.js';
+import type { AttemptRecord, ClaimedDelivery, Clock } from '../store/index.js';
 import { checkLease, deliveryLimits } from './deliveryLimits.js';
 import { nextAttemptAt, retrySchedule } from './retrySchedule.js';
 
@@ -171,7 +171,7 @@ export class DeliveryWorker {
     const retryAt = acknowledged
       ? null
       : nextAttemptAt(this.schedule, claimed.attempt, new Date(claimed.horizon_started_at), this.clock(), this.random);
-    const recorded = await this.platform.store.outbox.recordAttempt({
+    const record: AttemptRecord = {
       delivery_id: delivery.delivery_id,
       lease_id: claimed.lease_id,
       started_at: startedAt,
@@ -179,7 +179,15 @@ export class DeliveryWorker {
       result: acknowledged
         ? { outcome: 'delivered', http_status: httpStatus ?? 200 }
         : { outcome: 'failed', http_status: httpStatus, error: error ?? 'failed', retry_at: retryAt },
-    });
+    };
+    // While the loop runs, the slot this attempt frees passes straight to its miniapp's next due
+    // delivery in the statement that records it (ADR 0033); a stopping worker only records.
+    const { outbox } = this.platform.store;
+    const { delivery: recorded, successors } = this.running
+      ? await outbox.recordAndHandOff(record, { leaseMs: this.platform.config.worker.leaseMs })
+      : { delivery: await outbox.recordAttempt(record), successors: [] };
+    // Started before this attempt counts as ended, so settled() and stop() wait for them too.
+    for (const successor of successors) this.track(successor);
     const outcome = acknowledged ? 'delivered' : retryAt ? 'retry' : 'dead';
     this.platform.metrics.deliveries.inc({ outcome });
     const fields = { delivery_id: delivery.delivery_id, event_id: delivery.event_id, attempt: claimed.attempt, outcome };
