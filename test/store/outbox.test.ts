@@ -371,7 +371,7 @@ describeEachBackend('outbox', (database) => {
         ? { ...deliveredAttempt(c), result: { outcome: 'failed' as const, error: `failure ${index}`, retry_at: null } }
         : deliveredAttempt(c),
     );
-    // The first two go out alone and the rest share a statement, b1's record twice among them.
+    // The first goes out alone and the rest share a statement, b1's record twice among them.
     const answers = await Promise.all([
       ...records.map((record) => store.outbox.recordAndHandOff(record, handOff)),
       store.outbox.recordAndHandOff(records[5]!, handOff),

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { components } from '../../../generated/types/miniapp.js';
 import type { JsonText } from '../../contract/json.js';
+import { operation } from '../../contract/operations.js';
 import { deliverOrderCompletion } from '../outbound/miniappCalls.js';
 import type { PlatformContext } from '../context.js';
 import type { AttemptRecord, ClaimedDelivery, Clock } from '../store/index.js';
@@ -40,6 +41,7 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts open on this instance per miniapp (app_id). */
   private readonly openByMiniapp = new Map<string, number>();
+  private answersPrepared = false;
   /** A finished attempt wakes the loop when its miniapp has at most this many open here. */
   private readonly refillMark: number;
   private readonly schedule = retrySchedule();
@@ -99,8 +101,22 @@ export class DeliveryWorker {
       leaseMs,
       maxInFlightPerMiniapp: this.limits.maxInFlightPerMiniapp,
     });
+    if (claimed.length > 0) this.prepareAnswers();
     for (const delivery of claimed) this.track(delivery);
     return claimed;
+  }
+
+  /**
+   * Compiles the contract's validator of the E6 answer before the first attempt starts (ADR
+   * 0033). Validators compile on first use (ADR 0026), and the first one compiled also compiles
+   * the JSON Schema meta-schema: done on the first answer, that stalled every attempt then open,
+   * each holding its lease and slot, for as long as compiling took (about 100 ms).
+   */
+  private prepareAnswers(): void {
+    if (this.answersPrepared) return;
+    this.answersPrepared = true;
+    // The call compiles the validator; its verdict on an empty object does not matter.
+    operation('receiveOrderCompletion').responses.get('200')?.validate?.({});
   }
 
   private async run(): Promise<void> {

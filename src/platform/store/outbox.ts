@@ -229,31 +229,33 @@ export function insertDeliverySql(source: string, p: { deliveryId: string; event
 }
 
 /**
- * Attempts recorded together (ADR 0033): each attempt's outcome is its own row in one statement
- * (one round trip, one commit for all). The attempts of one miniapp finish at about the same
- * rate they start, so under load a statement carries several; alone an attempt goes out at once.
+ * Attempts recorded together (ADR 0033): one statement at a time, carrying every attempt that
+ * ended while the previous one ran (one round trip, one commit for all). Alone an attempt goes
+ * out at once; under load one statement serves many, which is what keeps the database's CPU per
+ * callback low (a second statement in flight halved the attempts per statement and cost more
+ * than the wait it saved).
  */
-export const e6RecordBatching: BatchOptions = { maxInFlight: 2, maxBatch: 64 };
+export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 64 };
 
 /**
  * Attempts in one statement (a statement is atomic), one array element per attempt: each
  * delivery's new state, guarded by its lease; each attempt's record, inserted only where the
- * guard matched; and the hand-off. An attempt asking for it ($11 not null) passes its slot on:
- * per miniapp, as many of its oldest due, unleased deliveries are leased as recorded attempts
- * held live leases (`held`, read before the UPDATE in the statement's snapshot). A miniapp's
- * live leases therefore never grow here, which is why this needs no claim lock: whatever a
- * concurrent claim counted, this statement gave back at least what it took. Rows another
- * statement is leasing are skipped (SKIP LOCKED) and rows leased since the snapshot fail the
- * final guard, so a delivery is never leased twice. The statement's own attempts are never
- * their own successors.
+ * guard matched; and the hand-off. An attempt asking for it ($11) passes its slot on: per
+ * miniapp, as many of its oldest due, unleased deliveries are leased (until $12) as recorded
+ * attempts held live leases (`held`, read in the statement's snapshot, before the UPDATE). A
+ * miniapp's live leases therefore never grow here, which is why this needs no claim lock:
+ * whatever a concurrent claim counted, this statement gave back at least what it took. Rows
+ * another statement is leasing are skipped (SKIP LOCKED) and rows leased since the snapshot fail
+ * the final guard, so a delivery is never leased twice. The statement's own attempts are never
+ * their own successors. Successors are found through deliveries_due_by_app (migration 033), so
+ * the cost is the miniapp's few leased rows, not the backlog ahead of them.
  */
 const recordBatchStatement = {
   name: 'store.outbox.recordBatch',
   text: `WITH input AS (
       SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::timestamptz[],
-        $8::integer[], $9::text[], $10::integer[], $11::timestamptz[])
-        AS i (delivery_id, lease_id, status, next_attempt_at, last_error, started_at, duration_ms, outcome, http_status,
-          successor_lease_until)
+        $8::integer[], $9::text[], $10::integer[], $11::boolean[])
+        AS i (delivery_id, lease_id, status, next_attempt_at, last_error, started_at, duration_ms, outcome, http_status, hand_off)
     ),
     held AS (
       SELECT d.delivery_id FROM deliveries d JOIN input i ON i.delivery_id = d.delivery_id AND i.lease_id = d.lease_id
@@ -266,7 +268,7 @@ const recordBatchStatement = {
       FROM input i
       WHERE d.delivery_id = i.delivery_id AND d.lease_id = i.lease_id
       RETURNING d.*, i.started_at AS attempt_started_at, i.duration_ms AS attempt_duration_ms, i.outcome AS attempt_outcome,
-        i.http_status AS attempt_http_status, i.successor_lease_until
+        i.http_status AS attempt_http_status, i.hand_off
     ),
     attempt AS (
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
@@ -274,13 +276,12 @@ const recordBatchStatement = {
       FROM recorded
     ),
     freed AS (
-      SELECT r.app_id, count(*)::int AS slots, min(r.successor_lease_until) AS lease_until
-      FROM recorded r JOIN held h ON h.delivery_id = r.delivery_id
-      WHERE r.successor_lease_until IS NOT NULL
+      SELECT r.app_id, count(*)::int AS slots FROM recorded r JOIN held h ON h.delivery_id = r.delivery_id
+      WHERE r.hand_off
       GROUP BY r.app_id
     ),
     successors AS (
-      SELECT s.delivery_id, f.lease_until FROM freed f CROSS JOIN LATERAL (
+      SELECT s.delivery_id FROM freed f CROSS JOIN LATERAL (
         SELECT d.delivery_id FROM deliveries d
         WHERE d.app_id = f.app_id AND d.status = 'pending' AND d.next_attempt_at <= $1
           AND (d.lease_until IS NULL OR d.lease_until < $1) AND d.delivery_id <> ALL ($2::uuid[])
@@ -290,9 +291,9 @@ const recordBatchStatement = {
       ) s
     ),
     handed AS (
-      UPDATE deliveries d SET lease_id = gen_random_uuid(), lease_until = s.lease_until
-      FROM successors s
-      WHERE d.delivery_id = s.delivery_id AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < $1)
+      UPDATE deliveries d SET lease_id = gen_random_uuid(), lease_until = $12
+      WHERE d.delivery_id = ANY (ARRAY(SELECT delivery_id FROM successors))
+        AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < $1)
       RETURNING d.*
     )
     SELECT false AS handed, ${deliveryColumns('recorded')} FROM recorded
@@ -353,6 +354,8 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
     const now = clock();
     const column = <T>(pick: (record: AttemptRecord) => T) => items.map(({ record }) => pick(record));
     const failed = (record: AttemptRecord) => (record.result.outcome === 'failed' ? record.result : undefined);
+    const leases = items.flatMap(({ handOff }) => (handOff ? [handOff.leaseMs] : []));
+    const shortestLease = leases.length > 0 ? Math.min(...leases) : undefined;
     const rows = await db.query<DeliveryRow & { handed: boolean }>(recordBatchStatement, [
       now,
       column((r) => r.delivery_id),
@@ -364,7 +367,9 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       column((r) => r.duration_ms),
       column((r) => r.result.outcome),
       column((r) => r.result.http_status ?? null),
-      items.map(({ handOff }) => (handOff ? addMs(now, handOff.leaseMs) : null)),
+      items.map(({ handOff }) => handOff !== null),
+      // One lease end for the statement's successors: the shortest asked for.
+      shortestLease === undefined ? null : addMs(now, shortestLease),
     ]);
     const recorded = new Map(rows.filter((row) => !row.handed).map((row) => [row.delivery_id, row]));
     const results: RecordedAttempt[] = items.map(({ record }) => {
