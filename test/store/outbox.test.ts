@@ -371,7 +371,7 @@ describeEachBackend('outbox', (database) => {
         ? { ...deliveredAttempt(c), result: { outcome: 'failed' as const, error: `failure ${index}`, retry_at: null } }
         : deliveredAttempt(c),
     );
-    // The first goes out alone and the rest share a statement, b1's record twice among them.
+    // All in one turn: one group, b1's record twice in it.
     const answers = await Promise.all([
       ...records.map((record) => store.outbox.recordAndHandOff(record, handOff)),
       store.outbox.recordAndHandOff(records[5]!, handOff),
@@ -448,5 +448,22 @@ describeEachBackend('outbox', (database) => {
       { seed: 33, numRuns: 12 },
     );
     await other.close();
+  });
+
+  it('a record that breaks its statement fails alone: the others gathered with it are recorded', async () => {
+    await makeDeliveriesFor(['ma_a', 'ma_a', 'ma_a', 'ma_b']);
+    const claimed = await store.outbox.claimDue({ limit: 50, leaseMs: seconds(30) });
+    // A negative duration breaks delivery_attempts' CHECK, and with it the whole statement.
+    const broken = { ...deliveredAttempt(claimed[1]!), duration_ms: -1 };
+    const settled = await Promise.allSettled([
+      store.outbox.recordAttempt(deliveredAttempt(claimed[0]!)),
+      store.outbox.recordAttempt(broken),
+      store.outbox.recordAndHandOff(deliveredAttempt(claimed[2]!), { leaseMs: seconds(30) }),
+      store.outbox.recordAttempt(deliveredAttempt(claimed[3]!)),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    for (const index of [0, 2, 3])
+      expect((await store.outbox.get(claimed[index]!.delivery.delivery_id))?.attempts, `attempt ${index}`).toHaveLength(1);
+    expect(await store.outbox.get(claimed[1]!.delivery.delivery_id)).toMatchObject({ status: 'pending', attempts: [] });
   });
 });

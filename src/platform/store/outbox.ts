@@ -229,13 +229,15 @@ export function insertDeliverySql(source: string, p: { deliveryId: string; event
 }
 
 /**
- * Attempts recorded together (ADR 0033): one statement at a time, carrying every attempt that
- * ended while the previous one ran (one round trip, one commit for all). Alone an attempt goes
- * out at once; under load one statement serves many, which is what keeps the database's CPU per
- * callback low (a second statement in flight halved the attempts per statement and cost more
- * than the wait it saved).
+ * Attempts recorded together (ADR 0033): records gathered in one turn of the event loop form a
+ * group (at most maxGroup); one statement runs at a time and carries every group gathered while
+ * the previous one ran (maxBatch groups at most), so under load one round trip and one commit
+ * serve many attempts, and alone an attempt goes out at the end of the turn it ended in. A second
+ * statement in flight halved the attempts per statement and cost more PostgreSQL CPU per
+ * callback than the wait it saved.
  */
-export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 64 };
+export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 2 };
+const maxGroup = 64;
 
 /**
  * Attempts in one statement (a statement is atomic), one array element per attempt: each
@@ -392,12 +394,8 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
     return results;
   }
 
-  /**
-   * Concurrent attempts share a statement (E1's batcher). A delivery_id given twice in one batch
-   * (two records racing for one lease) goes in separate statements, in order, so the lease guard
-   * decides between them exactly as it would one after the other.
-   */
-  const recordBatched = batched<RecordItem, RecordedAttempt>(async (items) => {
+  /** Records `items` in as few statements as their delivery_ids allow (one, unless one is given twice). */
+  async function recordAll(items: RecordItem[]): Promise<RecordedAttempt[]> {
     const results: RecordedAttempt[] = new Array(items.length);
     let pending = items.map((item, index) => ({ item, index }));
     while (pending.length > 0) {
@@ -408,7 +406,69 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       pending = pending.filter(({ index }) => results[index] === undefined);
     }
     return results;
+  }
+
+  interface Waiting {
+    item: RecordItem;
+    resolve(answer: RecordedAttempt): void;
+    reject(error: unknown): void;
+  }
+
+  /** Settles each record of `group` from a statement of its own, so each fails only for its own fault. */
+  async function oneByOne(group: Waiting[]): Promise<void> {
+    await Promise.all(
+      group.map(async (waiting) => {
+        try {
+          waiting.resolve((await recordAll([waiting.item]))[0]!);
+        } catch (error) {
+          waiting.reject(error);
+        }
+      }),
+    );
+  }
+
+  /**
+   * Groups of records go out through E1's batcher: one statement at a time, carrying every group
+   * that was gathered while the previous statement ran. When a statement of several groups fails,
+   * the batcher retries each group alone, and a group that fails alone is retried record by record.
+   */
+  const sendGroups = batched<Waiting[], void>(async (groups) => {
+    const all = groups.flat();
+    let answers: RecordedAttempt[];
+    try {
+      answers = await recordAll(all.map((waiting) => waiting.item));
+    } catch (error) {
+      if (groups.length > 1) throw error;
+      await oneByOne(all);
+      return [undefined];
+    }
+    all.forEach((waiting, index) => waiting.resolve(answers[index]!));
+    return groups.map(() => undefined);
   }, e6RecordBatching);
+
+  /**
+   * Records that arrive in one turn of the event loop form a group, sent when the turn's I/O is
+   * done (setImmediate: no timer, no added wait). Without it, the first answer of a burst (the
+   * attempts handed on together end together) went out alone and the rest waited for its
+   * statement: two statements in a row on every lease instead of one.
+   */
+  let gathering: Waiting[] | undefined;
+  const flush = () => {
+    if (!gathering) return;
+    const group = gathering;
+    gathering = undefined;
+    void sendGroups(group);
+  };
+  function recordBatched(item: RecordItem): Promise<RecordedAttempt> {
+    return new Promise((resolve, reject) => {
+      if (!gathering) {
+        gathering = [];
+        setImmediate(flush);
+      }
+      gathering.push({ item, resolve, reject });
+      if (gathering.length >= maxGroup) flush();
+    });
+  }
 
   return {
     async claimDue({ limit, leaseMs, maxInFlightPerMiniapp }) {
