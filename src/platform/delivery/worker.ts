@@ -27,10 +27,13 @@ export interface DeliveryWorkerOptions {
  * delays nobody else; each miniapp has at most `x-max-in-flight` attempts open (the claim leases
  * no more), and a claim leases only what starts at once.
  *
- * Refilled in batches (ADR 0026): a claim is a locked transaction, so a finished attempt wakes
- * the loop only once its miniapp's attempts open on this instance have fallen to the refill
- * mark (half the bound); the claim then fills the freed slots together. Below the mark every
- * finished attempt wakes the loop, as do new deliveries and the poll interval.
+ * Slots handed on (ADR 0033): while the loop runs, the statement recording an attempt leases
+ * its miniapp's next due delivery in the slot it frees, and that attempt starts at once, so a
+ * backlog drains without claims. Claims (a locked transaction) start backlogs and new work: a
+ * finished attempt wakes the loop only once its miniapp's attempts open on this instance have
+ * fallen to the refill mark (half the bound, ADR 0026), which with hand-offs happens when its
+ * backlog ends. Below the mark every finished attempt wakes the loop, as do new deliveries and
+ * the poll interval.
  */
 export class DeliveryWorker {
   private running = false;
