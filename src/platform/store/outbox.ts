@@ -230,14 +230,15 @@ export function insertDeliverySql(source: string, p: { deliveryId: string; event
 
 /**
  * Attempts recorded together (ADR 0033): records gathered in one turn of the event loop form a
- * group (at most maxGroup); one statement runs at a time and carries every group gathered while
- * the previous one ran (maxBatch groups at most), so under load one round trip and one commit
- * serve many attempts, and alone an attempt goes out at the end of the turn it ended in. A second
- * statement in flight halved the attempts per statement and cost more PostgreSQL CPU per
- * callback than the wait it saved.
+ * group (at most maxGroup records); one statement runs at a time and carries every group
+ * gathered while the previous one ran (at most maxBatch groups: 1,024 records), so under load one
+ * round trip and one commit serve many attempts, and alone an attempt goes out at the end of the
+ * turn it ended in. A group is usually a few records (answers arrive in turns of their own), so
+ * the bound on groups must not be what limits a statement. A second statement in flight halved
+ * the attempts per statement and cost more PostgreSQL CPU per callback than the wait it saved.
  */
-export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 2 };
-const maxGroup = 64;
+export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 32 };
+const maxGroup = 32;
 
 /**
  * Attempts in one statement (a statement is atomic), one array element per attempt: each
