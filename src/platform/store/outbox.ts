@@ -458,7 +458,8 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
     if (!gathering) return;
     const group = gathering;
     gathering = undefined;
-    void sendGroups(group);
+    // sendGroups settles every record itself; should it ever reject, no record is left waiting.
+    sendGroups(group).catch((error: unknown) => group.forEach((waiting) => waiting.reject(error)));
   };
   function recordBatched(item: RecordItem): Promise<RecordedAttempt> {
     return new Promise((resolve, reject) => {
