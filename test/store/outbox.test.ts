@@ -1,5 +1,6 @@
 import { beforeEach, expect, it } from 'vitest';
-import { createStore, InvalidCursorError, type ClaimedDelivery, type Store } from '../../src/platform/store/index.js';
+import fc from 'fast-check';
+import { createStore, InvalidCursorError, type AttemptRecord, type ClaimedDelivery, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
 import { hours, manualClock, newOrderPayment, seconds, transitionTo } from './fixtures.js';
 
@@ -239,14 +240,17 @@ describeEachBackend('outbox', (database) => {
   });
 
   /** Creates one due delivery for each app_id given, in that order. */
-  async function makeDeliveriesFor(appIds: string[]): Promise<void> {
+  async function makeDeliveriesFor(appIds: string[]): Promise<string[]> {
+    const ids: string[] = [];
     for (const app_id of appIds) {
       const payment = newOrderPayment({ app_id });
       await store.orderPayments.create(payment, null);
       const result = await store.orderPayments.transition(transitionTo(payment, 'paid'));
       if (result.outcome !== 'applied') throw new Error('transition not applied');
+      ids.push(result.delivery.delivery_id);
       clock.advance(1);
     }
+    return ids;
   }
 
   it('leases no miniapp more than maxInFlightPerMiniapp deliveries, counting leases already held', async () => {
@@ -286,5 +290,180 @@ describeEachBackend('outbox', (database) => {
     const leased = rounds.flat(2).map((c) => c.delivery.app_id);
     for (const app of ['ma_0', 'ma_1', 'ma_2', 'ma_3']) expect(leased.filter((id) => id === app)).toHaveLength(2);
     await claimers[1]!.close();
+  });
+
+  /** The record of a delivered attempt of `claimed`. */
+  function deliveredAttempt(claimed: ClaimedDelivery): AttemptRecord {
+    return {
+      delivery_id: claimed.delivery.delivery_id,
+      lease_id: claimed.lease_id,
+      started_at: clock.now(),
+      duration_ms: 2,
+      result: { outcome: 'delivered', http_status: 200 },
+    };
+  }
+
+  it('hands a recorded attempt’s slot to its own miniapp’s oldest due delivery, never to another miniapp’s (ADR 0033)', async () => {
+    await makeDeliveriesFor(['ma_a', 'ma_b', 'ma_a', 'ma_b', 'ma_a']);
+    const bounded = { limit: 50, leaseMs: seconds(30), maxInFlightPerMiniapp: 1 };
+    const [a1, b1] = await store.outbox.claimDue(bounded);
+    const pendingIds = async (app: string) =>
+      (await store.outbox.list({ limit: 50, status: 'pending', appId: app })).deliveries.map((d) => d.delivery_id).reverse();
+    const [, a2, a3] = await pendingIds('ma_a');
+    const [, b2] = await pendingIds('ma_b');
+
+    const handOff = { leaseMs: seconds(30) };
+    const afterA1 = await store.outbox.recordAndHandOff(deliveredAttempt(a1!), handOff);
+    expect(afterA1.delivery).toMatchObject({ delivery_id: a1!.delivery.delivery_id, status: 'delivered', attempts_made: 1 });
+    expect(afterA1.successors.map((c) => [c.delivery.delivery_id, c.attempt])).toEqual([[a2, 1]]);
+    expect(afterA1.successors[0]).toMatchObject({ lease_id: expect.any(String), body: expect.stringContaining('"payment_status"') });
+    expect(afterA1.successors[0]!.horizon_started_at).toBe(afterA1.successors[0]!.delivery.created_at);
+    // The slot changed hands: both miniapps are still at their bound, so a claim leases nothing.
+    expect(await store.outbox.claimDue(bounded)).toEqual([]);
+
+    // A failed attempt frees its slot too; its own retry is not due yet and is never its own successor.
+    const failed = await store.outbox.recordAndHandOff(
+      { ...deliveredAttempt(b1!), result: { outcome: 'failed', error: 'HTTP 500', http_status: 500, retry_at: clock.now() } },
+      handOff,
+    );
+    expect(failed.delivery).toMatchObject({ status: 'pending', attempts_made: 1 });
+    expect(failed.successors.map((c) => c.delivery.delivery_id)).toEqual([b2]);
+
+    // The successor's lease is a lease like a claim's: it holds the slot and records the attempt.
+    const afterA2 = await store.outbox.recordAndHandOff(deliveredAttempt(afterA1.successors[0]!), handOff);
+    expect(afterA2.successors.map((c) => c.delivery.delivery_id)).toEqual([a3]);
+    const afterA3 = await store.outbox.recordAndHandOff(deliveredAttempt(afterA2.successors[0]!), handOff);
+    // Nothing of ma_a is due any more: the slot stays free for the next claim.
+    expect(afterA3.successors).toEqual([]);
+    expect(await store.outbox.countPending()).toBe(2);
+    expect((await store.outbox.get(a3!))?.attempts).toHaveLength(1);
+  });
+
+  it('hands nothing on for a lost lease or one that had already run out (it held no slot)', async () => {
+    await makeDeliveriesFor(['ma_a', 'ma_a', 'ma_a']);
+    const bounded = { limit: 50, leaseMs: seconds(30), maxInFlightPerMiniapp: 1 };
+    const handOff = { leaseMs: seconds(30) };
+    const [first] = await store.outbox.claimDue(bounded);
+    // The lease runs out and another claimer takes the delivery: the late record is refused and hands nothing on.
+    clock.advance(bounded.leaseMs + 1);
+    const [again] = await store.outbox.claimDue(bounded);
+    expect(again!.delivery.delivery_id).toBe(first!.delivery.delivery_id);
+    expect(await store.outbox.recordAndHandOff(deliveredAttempt(first!), handOff)).toEqual({ delivery: null, successors: [] });
+    // The lease ran out but nobody took the delivery: the attempt is recorded, but its slot was
+    // already free (a claim may have filled it), so it is not handed on.
+    clock.advance(bounded.leaseMs + 1);
+    const late = await store.outbox.recordAndHandOff(deliveredAttempt(again!), handOff);
+    expect(late.delivery).toMatchObject({ status: 'delivered', attempts_made: 1 });
+    expect(late.successors).toEqual([]);
+    expect(await store.outbox.claimDue(bounded)).toHaveLength(1);
+  });
+
+  it('records attempts given at once each with its own outcome and hands each freed slot on once; one lease recorded twice counts once', async () => {
+    await makeDeliveriesFor([...Array(8).fill('ma_a'), ...Array(6).fill('ma_b')]);
+    // a1…a5 (ma_a's bound) and b1…b3; b3's lease is voided by a redelivery before its attempt is recorded.
+    const claimed = await store.outbox.claimDue({ limit: 8, leaseMs: seconds(30), maxInFlightPerMiniapp: 5 });
+    expect(claimed.map((c) => c.delivery.app_id)).toEqual([...Array(5).fill('ma_a'), ...Array(3).fill('ma_b')]);
+    await store.outbox.requeue(claimed[7]!.delivery.delivery_id);
+    const handOff = { leaseMs: seconds(30) };
+    const failing = (index: number) => index % 3 === 1;
+    const records = claimed.map((c, index) =>
+      failing(index)
+        ? { ...deliveredAttempt(c), result: { outcome: 'failed' as const, error: `failure ${index}`, retry_at: null } }
+        : deliveredAttempt(c),
+    );
+    // All in one turn: one group, b1's record twice in it.
+    const answers = await Promise.all([
+      ...records.map((record) => store.outbox.recordAndHandOff(record, handOff)),
+      store.outbox.recordAndHandOff(records[5]!, handOff),
+    ]);
+    const recorded = answers.slice(0, 7);
+    recorded.forEach((answer, index) => {
+      expect(answer.delivery, `attempt ${index}`).toMatchObject({
+        delivery_id: claimed[index]!.delivery.delivery_id,
+        status: failing(index) ? 'dead' : 'delivered',
+        attempts_made: 1,
+        last_error: failing(index) ? `failure ${index}` : null,
+      });
+    });
+    expect(answers[7], 'the voided lease').toEqual({ delivery: null, successors: [] });
+    expect(answers[8], 'the same lease a second time').toEqual({ delivery: null, successors: [] });
+    for (const [index, c] of claimed.slice(0, 7).entries())
+      expect((await store.outbox.get(c.delivery.delivery_id))?.attempts.map((a) => a.error ?? a.outcome)).toEqual([
+        failing(index) ? `failure ${index}` : 'delivered',
+      ]);
+    // Five of ma_a's slots were freed and three of its deliveries are due: three successors; two
+    // of ma_b's and it has four due (b3 again among them): two. Each goes to one attempt of its
+    // own miniapp, and none is a delivery whose attempt was just recorded.
+    const successors = recorded.flatMap((answer) => answer.successors);
+    expect(successors.map((c) => c.delivery.app_id).sort()).toEqual(['ma_a', 'ma_a', 'ma_a', 'ma_b', 'ma_b']);
+    for (const answer of recorded)
+      for (const successor of answer.successors) expect(successor.delivery.app_id).toBe(answer.delivery!.app_id);
+    expect(new Set(successors.map((c) => c.delivery.delivery_id)).size).toBe(5);
+    const attempted = claimed.slice(0, 7).map((c) => c.delivery.delivery_id);
+    for (const successor of successors) expect(attempted).not.toContain(successor.delivery.delivery_id);
+    // The successors hold their slots: ma_a has nothing more due, ma_b's last two fill two of its three free slots.
+    const more = await store.outbox.claimDue({ limit: 50, leaseMs: seconds(30), maxInFlightPerMiniapp: 5 });
+    expect(more.map((c) => c.delivery.app_id).sort()).toEqual(['ma_b', 'ma_b']);
+  });
+
+  it('keeps the per-miniapp bound and makes each attempt once while two instances claim and hand off in parallel', async () => {
+    const other = createStore(await database.connect(), { clock: clock.now });
+    const apps = ['ma_0', 'ma_1', 'ma_2'];
+    /** Live leases per miniapp, as any instance's claim would count them. */
+    const liveLeases = () =>
+      database.db.query<{ app_id: string; leased: number }>(
+        `SELECT app_id, count(*)::int AS leased FROM deliveries WHERE status = 'pending' AND lease_until >= $1 GROUP BY app_id`,
+        [clock.now()],
+      );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...apps), { minLength: 5, maxLength: 30 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (backlog, bound, limit) => {
+          const ids = await makeDeliveriesFor(backlog);
+          const attempted: string[] = [];
+          let mostLeased = 0;
+          // Each instance works like the worker: claim, and every attempt's record hands its slot on.
+          const work = async (instance: Store) => {
+            const attempt = async (claimed: ClaimedDelivery): Promise<void> => {
+              attempted.push(claimed.delivery.delivery_id);
+              for (const { leased } of await liveLeases()) mostLeased = Math.max(mostLeased, leased);
+              const { delivery, successors } = await instance.outbox.recordAndHandOff(deliveredAttempt(claimed), { leaseMs: hours(1) });
+              expect(delivery?.status).toBe('delivered');
+              await Promise.all(successors.map(attempt));
+            };
+            for (;;) {
+              const claimed = await instance.outbox.claimDue({ limit, leaseMs: hours(1), maxInFlightPerMiniapp: bound });
+              if (claimed.length === 0) return;
+              await Promise.all(claimed.map(attempt));
+            }
+          };
+          await Promise.all([work(store), work(other)]);
+          expect(mostLeased).toBeLessThanOrEqual(bound);
+          expect([...attempted].sort()).toEqual([...ids].sort());
+          expect(await store.outbox.countPending()).toBe(0);
+        },
+      ),
+      { seed: 33, numRuns: 12 },
+    );
+    await other.close();
+  });
+
+  it('a record that breaks its statement fails alone: the others gathered with it are recorded', async () => {
+    await makeDeliveriesFor(['ma_a', 'ma_a', 'ma_a', 'ma_b']);
+    const claimed = await store.outbox.claimDue({ limit: 50, leaseMs: seconds(30) });
+    // A negative duration breaks delivery_attempts' CHECK, and with it the whole statement.
+    const broken = { ...deliveredAttempt(claimed[1]!), duration_ms: -1 };
+    const settled = await Promise.allSettled([
+      store.outbox.recordAttempt(deliveredAttempt(claimed[0]!)),
+      store.outbox.recordAttempt(broken),
+      store.outbox.recordAndHandOff(deliveredAttempt(claimed[2]!), { leaseMs: seconds(30) }),
+      store.outbox.recordAttempt(deliveredAttempt(claimed[3]!)),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    for (const index of [0, 2, 3])
+      expect((await store.outbox.get(claimed[index]!.delivery.delivery_id))?.attempts, `attempt ${index}`).toHaveLength(1);
+    expect(await store.outbox.get(claimed[1]!.delivery.delivery_id)).toMatchObject({ status: 'pending', attempts: [] });
   });
 });

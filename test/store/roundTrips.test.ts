@@ -2,7 +2,7 @@ import { beforeEach, expect, it } from 'vitest';
 import { e1WriteBatching } from '../../src/platform/store/batch.js';
 import { batchingFor } from '../../src/platform/store/db.js';
 import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
-import { createStore, type Store } from '../../src/platform/store/index.js';
+import { createStore, type ClaimedDelivery, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
 import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from './fixtures.js';
 import { recordingDb } from './recordingDb.js';
@@ -143,8 +143,42 @@ describeEachBackend('round trips', (database, backend) => {
       result: { outcome: 'delivered', http_status: 200 },
     });
     expect(recorded).toMatchObject({ status: 'delivered', attempts_made: 1 });
-    expect(recording.take()).toEqual(['BEGIN', 'store.outbox.claimLock', 'store.outbox.claimDue', 'COMMIT', 'store.outbox.recordAttempt']);
+    expect(recording.take()).toEqual(['BEGIN', 'store.outbox.claimLock', 'store.outbox.claimDue', 'COMMIT', 'store.outbox.recordBatch']);
     expect((await direct.outbox.get(claimed!.delivery.delivery_id))?.attempts).toHaveLength(1);
+  });
+
+  it('E6: records the attempts that end together, and hands their slots on, in one statement; those ending meanwhile share the next (ADR 0033)', async () => {
+    for (let i = 0; i < 20; i++) {
+      const payment = newOrderPayment();
+      await direct.orderPayments.create(payment, null);
+      await direct.orderPayments.transition(transitionTo(payment, 'paid'));
+      clock.advance(1);
+    }
+    const claimed = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerMiniapp: 10 });
+    recording.take();
+    const record = (c: ClaimedDelivery) =>
+      store.outbox.recordAndHandOff(
+        {
+          delivery_id: c.delivery.delivery_id,
+          lease_id: c.lease_id,
+          started_at: clock.now(),
+          duration_ms: 3,
+          result: { outcome: 'delivered', http_status: 200 },
+        },
+        { leaseMs: seconds(30) },
+      );
+    // Four end together; six more end while their statement is on its way.
+    let later: ReturnType<typeof record>[] = [];
+    recording.before('store.outbox.recordBatch', async () => {
+      later = claimed.slice(4).map(record);
+    });
+    const answers = [...(await Promise.all(claimed.slice(0, 4).map(record))), ...(await Promise.all(later))];
+    expect(recording.take()).toEqual(['store.outbox.recordBatch', 'store.outbox.recordBatch']);
+    expect(answers.map((answer) => [answer.delivery?.delivery_id, answer.successors.length])).toEqual(
+      claimed.map((c) => [c.delivery.delivery_id, 1]),
+    );
+    for (const c of claimed) expect((await direct.outbox.get(c.delivery.delivery_id))?.attempts).toHaveLength(1);
+    expect(await direct.outbox.countPending()).toBe(10);
   });
 
   // Only PostgreSQL has concurrent sessions; PGlite runs one statement at a time.

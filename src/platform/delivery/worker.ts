@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { components } from '../../../generated/types/miniapp.js';
 import type { JsonText } from '../../contract/json.js';
+import { operation } from '../../contract/operations.js';
 import { deliverOrderCompletion } from '../outbound/miniappCalls.js';
 import type { PlatformContext } from '../context.js';
-import type { ClaimedDelivery, Clock } from '../store/index.js';
+import type { AttemptRecord, ClaimedDelivery, Clock } from '../store/index.js';
 import { checkLease, deliveryLimits } from './deliveryLimits.js';
 import { nextAttemptAt, retrySchedule } from './retrySchedule.js';
 
@@ -26,10 +27,13 @@ export interface DeliveryWorkerOptions {
  * delays nobody else; each miniapp has at most `x-max-in-flight` attempts open (the claim leases
  * no more), and a claim leases only what starts at once.
  *
- * Refilled in batches (ADR 0026): a claim is a locked transaction, so a finished attempt wakes
- * the loop only once its miniapp's attempts open on this instance have fallen to the refill
- * mark (half the bound); the claim then fills the freed slots together. Below the mark every
- * finished attempt wakes the loop, as do new deliveries and the poll interval.
+ * Slots handed on (ADR 0033): while the loop runs, the statement recording an attempt leases
+ * its miniapp's next due delivery in the slot it frees, and that attempt starts at once, so a
+ * backlog drains without claims. Claims (a locked transaction) start backlogs and new work: a
+ * finished attempt wakes the loop only once its miniapp's attempts open on this instance have
+ * fallen to the refill mark (half the bound, ADR 0026), which with hand-offs happens when its
+ * backlog ends. Below the mark every finished attempt wakes the loop, as do new deliveries and
+ * the poll interval.
  */
 export class DeliveryWorker {
   private running = false;
@@ -40,6 +44,7 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts open on this instance per miniapp (app_id). */
   private readonly openByMiniapp = new Map<string, number>();
+  private answersPrepared = false;
   /** A finished attempt wakes the loop when its miniapp has at most this many open here. */
   private readonly refillMark: number;
   private readonly schedule = retrySchedule();
@@ -99,8 +104,22 @@ export class DeliveryWorker {
       leaseMs,
       maxInFlightPerMiniapp: this.limits.maxInFlightPerMiniapp,
     });
+    if (claimed.length > 0) this.prepareAnswers();
     for (const delivery of claimed) this.track(delivery);
     return claimed;
+  }
+
+  /**
+   * Compiles the contract's validator of the E6 answer before the first attempt starts (ADR
+   * 0033). Validators compile on first use (ADR 0026), and the first one compiled also compiles
+   * the JSON Schema meta-schema: done on the first answer, that stalled every attempt then open,
+   * each holding its lease and slot, for as long as compiling took (about 100 ms).
+   */
+  private prepareAnswers(): void {
+    if (this.answersPrepared) return;
+    this.answersPrepared = true;
+    // The call compiles the validator; its verdict on an empty object does not matter.
+    operation('receiveOrderCompletion').responses.get('200')?.validate?.({});
   }
 
   private async run(): Promise<void> {
@@ -171,7 +190,7 @@ export class DeliveryWorker {
     const retryAt = acknowledged
       ? null
       : nextAttemptAt(this.schedule, claimed.attempt, new Date(claimed.horizon_started_at), this.clock(), this.random);
-    const recorded = await this.platform.store.outbox.recordAttempt({
+    const record: AttemptRecord = {
       delivery_id: delivery.delivery_id,
       lease_id: claimed.lease_id,
       started_at: startedAt,
@@ -179,7 +198,15 @@ export class DeliveryWorker {
       result: acknowledged
         ? { outcome: 'delivered', http_status: httpStatus ?? 200 }
         : { outcome: 'failed', http_status: httpStatus, error: error ?? 'failed', retry_at: retryAt },
-    });
+    };
+    // While the loop runs, the slot this attempt frees passes straight to its miniapp's next due
+    // delivery in the statement that records it (ADR 0033); a stopping worker only records.
+    const { outbox } = this.platform.store;
+    const { delivery: recorded, successors } = this.running
+      ? await outbox.recordAndHandOff(record, { leaseMs: this.platform.config.worker.leaseMs })
+      : { delivery: await outbox.recordAttempt(record), successors: [] };
+    // Started before this attempt counts as ended, so settled() and stop() wait for them too.
+    for (const successor of successors) this.track(successor);
     const outcome = acknowledged ? 'delivered' : retryAt ? 'retry' : 'dead';
     this.platform.metrics.deliveries.inc({ outcome });
     const fields = { delivery_id: delivery.delivery_id, event_id: delivery.event_id, attempt: claimed.attempt, outcome };

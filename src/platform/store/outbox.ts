@@ -1,4 +1,5 @@
 import type { components } from '../../../generated/types/platform.js';
+import { batched, type BatchOptions } from './batch.js';
 import type { Db } from './db.js';
 import { addMs, isoOrNull, type Clock } from './time.js';
 
@@ -44,6 +45,22 @@ export interface AttemptRecord {
   result: AttemptResult;
 }
 
+/** Pass a finished attempt's slot on to its miniapp's next due delivery (ADR 0033). */
+export interface HandOff {
+  /** How long the successor's lease lasts. */
+  leaseMs: number;
+}
+
+export interface RecordedAttempt {
+  /** The delivery after the attempt; null when the lease was lost (nothing recorded). */
+  delivery: Delivery | null;
+  /**
+   * Due deliveries of the same miniapp leased in the slot the attempt freed, oldest first: the
+   * caller starts them at once. Empty when the lease was lost or nothing of that miniapp is due.
+   */
+  successors: ClaimedDelivery[];
+}
+
 export interface ListDeliveriesQuery {
   status?: DeliveryStatus;
   /** Only one miniapp's deliveries (the dashboard's partner view). */
@@ -77,6 +94,13 @@ export interface Outbox {
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /** Records one attempt; null when the lease was lost (nothing recorded). */
   recordAttempt(record: AttemptRecord): Promise<Delivery | null>;
+  /**
+   * Records one attempt and, in the same statement, hands the slot it frees to the oldest due
+   * delivery of the same miniapp, leased for `handOff.leaseMs` (ADR 0033). A slot changes hands
+   * without ever being free, so the miniapp's live leases never grow and no claim lock is
+   * needed; a lease that had already run out frees no slot and hands nothing on.
+   */
+  recordAndHandOff(record: AttemptRecord, handOff: HandOff): Promise<RecordedAttempt>;
   list(query: ListDeliveriesQuery): Promise<DeliveryList>;
   get(deliveryId: string): Promise<DeliveryDetail | null>;
   /** Queues an attempt now with a fresh schedule, whatever the state; null when unknown. */
@@ -164,6 +188,20 @@ function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
+function toClaimed(row: DeliveryRow): ClaimedDelivery {
+  return {
+    delivery: toDelivery(row),
+    body: row.body,
+    attempt: row.attempts_made + 1,
+    lease_id: row.lease_id!,
+    horizon_started_at: row.horizon_started_at.toISOString(),
+  };
+}
+
+function byDueTime(a: DeliveryRow, b: DeliveryRow): number {
+  return a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime();
+}
+
 function toAttempt(row: AttemptRow): DeliveryAttempt {
   return {
     attempt: row.attempt,
@@ -191,23 +229,85 @@ export function insertDeliverySql(source: string, p: { deliveryId: string; event
 }
 
 /**
- * One attempt in one statement (a statement is atomic): the delivery's new state, guarded by the
- * lease, and the attempt's record, inserted only when the guard matched.
+ * Attempts recorded together (ADR 0033): records gathered in one turn of the event loop form a
+ * group (at most maxGroup records); one statement runs at a time and carries every group
+ * gathered while the previous one ran (at most maxBatch groups: 1,024 records), so under load one
+ * round trip and one commit serve many attempts, and alone an attempt goes out at the end of the
+ * turn it ended in. A group is usually a few records (answers arrive in turns of their own), so
+ * the bound on groups must not be what limits a statement. A second statement in flight halved
+ * the attempts per statement and cost more PostgreSQL CPU per callback than the wait it saved.
  */
-const recordAttemptStatement = {
-  name: 'store.outbox.recordAttempt',
-  text: `WITH recorded AS (
-      UPDATE deliveries SET attempts_made = attempts_made + 1, status = $3, next_attempt_at = $4,
-        delivered_at = $5, last_error = $6, lease_id = NULL, lease_until = NULL
-      WHERE delivery_id = $1 AND lease_id = $2
-      RETURNING *
+export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 32 };
+const maxGroup = 32;
+
+/**
+ * Attempts in one statement (a statement is atomic), one array element per attempt: each
+ * delivery's new state, guarded by its lease; each attempt's record, inserted only where the
+ * guard matched; and the hand-off. An attempt asking for it ($11) passes its slot on: per
+ * miniapp, as many of its oldest due, unleased deliveries are leased (until $12) as recorded
+ * attempts held live leases (`held`, read in the statement's snapshot, before the UPDATE). A
+ * miniapp's live leases therefore never grow here, which is why this needs no claim lock:
+ * whatever a concurrent claim counted, this statement gave back at least what it took. Rows
+ * another statement is leasing are skipped (SKIP LOCKED) and rows leased since the snapshot fail
+ * the final guard, so a delivery is never leased twice. The statement's own attempts are never
+ * their own successors. Successors are found through deliveries_due_by_app (migration 033), so
+ * the cost is the miniapp's few leased rows, not the backlog ahead of them.
+ */
+const recordBatchStatement = {
+  name: 'store.outbox.recordBatch',
+  text: `WITH input AS (
+      SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::timestamptz[],
+        $8::integer[], $9::text[], $10::integer[], $11::boolean[])
+        AS i (delivery_id, lease_id, status, next_attempt_at, last_error, started_at, duration_ms, outcome, http_status, hand_off)
+    ),
+    held AS (
+      SELECT d.delivery_id FROM deliveries d JOIN input i ON i.delivery_id = d.delivery_id AND i.lease_id = d.lease_id
+      WHERE d.lease_until >= $1
+    ),
+    recorded AS (
+      UPDATE deliveries d SET attempts_made = d.attempts_made + 1, status = i.status, next_attempt_at = i.next_attempt_at,
+        delivered_at = CASE WHEN i.status = 'delivered' THEN $1::timestamptz END, last_error = i.last_error,
+        lease_id = NULL, lease_until = NULL
+      FROM input i
+      WHERE d.delivery_id = i.delivery_id AND d.lease_id = i.lease_id
+      RETURNING d.*, i.started_at AS attempt_started_at, i.duration_ms AS attempt_duration_ms, i.outcome AS attempt_outcome,
+        i.http_status AS attempt_http_status, i.hand_off
     ),
     attempt AS (
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
-      SELECT delivery_id, attempts_made, $7::timestamptz, $8::integer, $9::text, $10::integer, last_error FROM recorded
+      SELECT delivery_id, attempts_made, attempt_started_at, attempt_duration_ms, attempt_outcome, attempt_http_status, last_error
+      FROM recorded
+    ),
+    freed AS (
+      SELECT r.app_id, count(*)::int AS slots FROM recorded r JOIN held h ON h.delivery_id = r.delivery_id
+      WHERE r.hand_off
+      GROUP BY r.app_id
+    ),
+    successors AS (
+      SELECT s.delivery_id FROM freed f CROSS JOIN LATERAL (
+        SELECT d.delivery_id FROM deliveries d
+        WHERE d.app_id = f.app_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+          AND (d.lease_until IS NULL OR d.lease_until < $1) AND d.delivery_id <> ALL ($2::uuid[])
+        ORDER BY d.next_attempt_at, d.seq
+        LIMIT f.slots
+        FOR UPDATE SKIP LOCKED
+      ) s
+    ),
+    handed AS (
+      UPDATE deliveries d SET lease_id = gen_random_uuid(), lease_until = $12
+      WHERE d.delivery_id = ANY (ARRAY(SELECT delivery_id FROM successors))
+        AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < $1)
+      RETURNING d.*
     )
-    SELECT ${deliveryColumns('recorded')} FROM recorded`,
+    SELECT false AS handed, ${deliveryColumns('recorded')} FROM recorded
+    UNION ALL
+    SELECT true AS handed, ${deliveryColumns('handed')} FROM handed`,
 };
+
+interface RecordItem {
+  record: AttemptRecord;
+  handOff: HandOff | null;
+}
 
 /** Any fixed key: it only has to be the same for every claimer of this database. */
 const claimLockStatement = { name: 'store.outbox.claimLock', text: 'SELECT pg_advisory_xact_lock(8008) AS locked' };
@@ -252,6 +352,126 @@ const claimStatement = {
 };
 
 export function createOutbox(db: Db, clock: Clock): Outbox {
+  /** One statement for `items`, whose delivery_ids are distinct. */
+  async function recordDistinct(items: RecordItem[]): Promise<RecordedAttempt[]> {
+    const now = clock();
+    const column = <T>(pick: (record: AttemptRecord) => T) => items.map(({ record }) => pick(record));
+    const failed = (record: AttemptRecord) => (record.result.outcome === 'failed' ? record.result : undefined);
+    const leases = items.flatMap(({ handOff }) => (handOff ? [handOff.leaseMs] : []));
+    const shortestLease = leases.length > 0 ? Math.min(...leases) : undefined;
+    const rows = await db.query<DeliveryRow & { handed: boolean }>(recordBatchStatement, [
+      now,
+      column((r) => r.delivery_id),
+      column((r) => r.lease_id),
+      column((r): DeliveryStatus => (!failed(r) ? 'delivered' : failed(r)!.retry_at ? 'pending' : 'dead')),
+      column((r) => failed(r)?.retry_at ?? null),
+      column((r) => failed(r)?.error ?? null),
+      column((r) => r.started_at),
+      column((r) => r.duration_ms),
+      column((r) => r.result.outcome),
+      column((r) => r.result.http_status ?? null),
+      items.map(({ handOff }) => handOff !== null),
+      // One lease end for the statement's successors: the shortest asked for.
+      shortestLease === undefined ? null : addMs(now, shortestLease),
+    ]);
+    const recorded = new Map(rows.filter((row) => !row.handed).map((row) => [row.delivery_id, row]));
+    const results: RecordedAttempt[] = items.map(({ record }) => {
+      const row = recorded.get(record.delivery_id);
+      return { delivery: row ? toDelivery(row) : null, successors: [] };
+    });
+    // Each successor goes to an attempt of its miniapp that asked for a hand-off and was
+    // recorded, one each in turn; all of them are handed out, so none waits for its lease to end.
+    const takers = new Map<string, RecordedAttempt[]>();
+    items.forEach(({ handOff }, index) => {
+      const delivery = results[index]!.delivery;
+      if (!handOff || !delivery) return;
+      takers.set(delivery.app_id, [...(takers.get(delivery.app_id) ?? []), results[index]!]);
+    });
+    const handed = rows.filter((row) => row.handed).sort(byDueTime);
+    handed.forEach((row, index) => {
+      const candidates = takers.get(row.app_id)!;
+      candidates[index % candidates.length]!.successors.push(toClaimed(row));
+    });
+    return results;
+  }
+
+  /** Records `items` in as few statements as their delivery_ids allow (one, unless one is given twice). */
+  async function recordAll(items: RecordItem[]): Promise<RecordedAttempt[]> {
+    const results: RecordedAttempt[] = new Array(items.length);
+    let pending = items.map((item, index) => ({ item, index }));
+    while (pending.length > 0) {
+      const seen = new Set<string>();
+      const round = pending.filter(({ item }) => !seen.has(item.record.delivery_id) && seen.add(item.record.delivery_id));
+      const answers = await recordDistinct(round.map(({ item }) => item));
+      round.forEach(({ index }, position) => (results[index] = answers[position]!));
+      pending = pending.filter(({ index }) => results[index] === undefined);
+    }
+    return results;
+  }
+
+  interface Waiting {
+    item: RecordItem;
+    resolve(answer: RecordedAttempt): void;
+    reject(error: unknown): void;
+  }
+
+  /** Settles each record of `group` from a statement of its own, so each fails only for its own fault. */
+  async function oneByOne(group: Waiting[]): Promise<void> {
+    await Promise.all(
+      group.map(async (waiting) => {
+        try {
+          waiting.resolve((await recordAll([waiting.item]))[0]!);
+        } catch (error) {
+          waiting.reject(error);
+        }
+      }),
+    );
+  }
+
+  /**
+   * Groups of records go out through E1's batcher: one statement at a time, carrying every group
+   * that was gathered while the previous statement ran. When a statement of several groups fails,
+   * the batcher retries each group alone, and a group that fails alone is retried record by record.
+   */
+  const sendGroups = batched<Waiting[], void>(async (groups) => {
+    const all = groups.flat();
+    let answers: RecordedAttempt[];
+    try {
+      answers = await recordAll(all.map((waiting) => waiting.item));
+    } catch (error) {
+      if (groups.length > 1) throw error;
+      await oneByOne(all);
+      return [undefined];
+    }
+    all.forEach((waiting, index) => waiting.resolve(answers[index]!));
+    return groups.map(() => undefined);
+  }, e6RecordBatching);
+
+  /**
+   * Records that arrive in one turn of the event loop form a group, sent when the turn's I/O is
+   * done (setImmediate: no timer, no added wait). Without it, the first answer of a burst (the
+   * attempts handed on together end together) went out alone and the rest waited for its
+   * statement: two statements in a row on every lease instead of one.
+   */
+  let gathering: Waiting[] | undefined;
+  const flush = () => {
+    if (!gathering) return;
+    const group = gathering;
+    gathering = undefined;
+    // sendGroups settles every record itself; should it ever reject, no record is left waiting.
+    sendGroups(group).catch((error: unknown) => group.forEach((waiting) => waiting.reject(error)));
+  };
+  function recordBatched(item: RecordItem): Promise<RecordedAttempt> {
+    return new Promise((resolve, reject) => {
+      if (!gathering) {
+        gathering = [];
+        setImmediate(flush);
+      }
+      gathering.push({ item, resolve, reject });
+      if (gathering.length >= maxGroup) flush();
+    });
+  }
+
   return {
     async claimDue({ limit, leaseMs, maxInFlightPerMiniapp }) {
       const now = clock();
@@ -263,34 +483,15 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
         const candidates = limit * (maxInFlightPerMiniapp ?? 1);
         return tx.query<DeliveryRow>(claimStatement, [now, addMs(now, leaseMs), limit, maxInFlightPerMiniapp ?? null, candidates]);
       });
-      return rows
-        .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
-        .map((row) => ({
-          delivery: toDelivery(row),
-          body: row.body,
-          attempt: row.attempts_made + 1,
-          lease_id: row.lease_id!,
-          horizon_started_at: row.horizon_started_at.toISOString(),
-        }));
+      return rows.sort(byDueTime).map(toClaimed);
     },
 
-    async recordAttempt({ delivery_id, lease_id, started_at, duration_ms, result }) {
-      const now = clock();
-      const failed = result.outcome === 'failed';
-      const status: DeliveryStatus = !failed ? 'delivered' : result.retry_at ? 'pending' : 'dead';
-      const [row] = await db.query<DeliveryRow>(recordAttemptStatement, [
-        delivery_id,
-        lease_id,
-        status,
-        failed ? result.retry_at : null,
-        failed ? null : now,
-        failed ? result.error : null,
-        started_at,
-        duration_ms,
-        result.outcome,
-        result.http_status ?? null,
-      ]);
-      return row ? toDelivery(row) : null;
+    async recordAttempt(record) {
+      return (await recordBatched({ record, handOff: null })).delivery;
+    },
+
+    recordAndHandOff(record, handOff) {
+      return recordBatched({ record, handOff });
     },
 
     async list({ status, limit, cursor, appId, clientId }) {

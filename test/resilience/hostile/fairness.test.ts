@@ -258,4 +258,57 @@ describeOnBackends('E6 fairness', (backend) => {
       await rig.worker.stop();
     }, 60_000);
   });
+
+  describe('a running worker hands each freed slot to its miniapp’s next due delivery (ADR 0033)', () => {
+    const rig = new DeliveryRig(['ma_x', 'ma_y']);
+    /** Deliveries leased by claims (the rest were handed on by the statements recording attempts). */
+    let leasedByClaims = 0;
+    beforeAll(async () => {
+      await rig.start({ backend: backend.name });
+      const claimDue = rig.store.outbox.claimDue.bind(rig.store.outbox);
+      rig.store.outbox.claimDue = async (options) => {
+        const claimed = await claimDue(options);
+        leasedByClaims += claimed.length;
+        return claimed;
+      };
+    }, 60_000);
+    afterAll(() => rig.stop(), 60_000);
+
+    it('drains deep backlogs through hand-offs, each delivery once, never past x-max-in-flight', async () => {
+      const backlog = 3 * maxInFlightPerMiniapp;
+      rig.behaviours.set('ma_x', { slowMs: 5 });
+      rig.behaviours.set('ma_y', 'answer');
+      const ids = new Set<string>();
+      for (let n = 0; n < backlog; n++) for (const app of ['ma_x', 'ma_y']) ids.add(await rig.enqueue(app));
+      rig.worker.start();
+      rig.platform.wakeWorker();
+      await until(() => rig.arrivals.length >= ids.size, 60_000, 'every E6 of the backlogs');
+      await rig.worker.stop();
+      expect(rig.arrivals).toHaveLength(ids.size);
+      expect(new Set(rig.arrivals.map((a) => a.eventId)).size).toBe(ids.size);
+      expect(rig.arrivals.every((a) => a.attempt === 1)).toBe(true);
+      for (const app of ['ma_x', 'ma_y']) expect(rig.maxOpen.get(app) ?? 0, app).toBeLessThanOrEqual(maxInFlightPerMiniapp);
+      expect(await rig.store.outbox.countPending()).toBe(0);
+      // Claims filled each miniapp's slots once; every later delivery was handed a freed slot.
+      expect(leasedByClaims).toBeLessThanOrEqual(2 * maxInFlightPerMiniapp);
+    }, 90_000);
+
+    it('a stopping worker hands nothing on: what it had not started stays in the outbox, unleased', async () => {
+      rig.behaviours.set('ma_x', 'hang');
+      for (let n = 0; n < 3 * maxInFlightPerMiniapp; n++) await rig.enqueue('ma_x');
+      const arrivalsBefore = rig.arrivals.length;
+      rig.worker.start();
+      rig.platform.wakeWorker();
+      await until(() => rig.openNow('ma_x') === maxInFlightPerMiniapp, 20_000, 'the bound of attempts to be open');
+      const stopped = rig.worker.stop();
+      rig.behaviours.set('ma_x', 'answer');
+      rig.releaseHanging();
+      await stopped;
+      expect(rig.arrivals.length - arrivalsBefore).toBe(maxInFlightPerMiniapp);
+      // The failed attempts wait for their retry; the rest were never leased, so a claim gets the whole bound.
+      const claimed = await rig.store.outbox.claimDue({ limit: 50, leaseMs: 60_000, maxInFlightPerMiniapp });
+      expect(claimed).toHaveLength(maxInFlightPerMiniapp);
+      expect(claimed.every((c) => c.attempt === 1)).toBe(true);
+    }, 60_000);
+  });
 });
