@@ -21,6 +21,11 @@ export function createAjv(documents: OpenApiDocument[]): Ajv2020 {
     allowUnionTypes: true,
     ownProperties: true,
     verbose: true,
+    // Compiling a schema does not first check it against the 2020-12 meta-schema: that check
+    // compiles the meta-schema itself (~100 ms, ADR 0026), which lazily compiled validators then
+    // paid on a partner's first request (the first E6 answer held every slot). The contract's
+    // schemas are checked once by the suite instead (contractSchemaProblems, schemaValidity.test).
+    validateSchema: false,
   });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-decimal', schemaType: 'object', errors: true, validate: validateDecimal });
