@@ -139,8 +139,8 @@ const reserveBatchStatement = {
   name: 'store.idempotency.reserveBatch',
   text: `INSERT INTO idempotency_keys (key, request_hash, state, reservation_id, reserved_at, expires_at)
     SELECT key, request_hash, 'pending', reservation_id, reserved_at, expires_at
-    FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[])
-      AS requested (key, request_hash, reservation_id, reserved_at, expires_at)
+    FROM json_to_recordset($1::json)
+      AS requested (key text, request_hash text, reservation_id uuid, reserved_at timestamptz, expires_at timestamptz)
     ON CONFLICT (key) DO NOTHING
     RETURNING reservation_id`,
 };
@@ -158,13 +158,15 @@ export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): I
   const writeBatching = batchingFor(db, e1WriteBatching);
   /** True when the key was reserved; false sends the request down the single-request path. */
   const reserveSingleKey = batched<SingleKeyReservation, boolean>(async (items) => {
-    const rows = await db.query<{ reservation_id: string }>(reserveBatchStatement, [
-      items.map((item) => item.key),
-      items.map((item) => item.requestHash),
-      items.map((item) => item.reservationId),
-      items.map((item) => item.now),
-      items.map((item) => item.expiresAt),
-    ]);
+    // One JSON text of rows rather than five arrays the driver would escape element by element.
+    const requested = items.map((item) => ({
+      key: item.key,
+      request_hash: item.requestHash,
+      reservation_id: item.reservationId,
+      reserved_at: item.now.toISOString(),
+      expires_at: item.expiresAt?.toISOString() ?? null,
+    }));
+    const rows = await db.query<{ reservation_id: string }>(reserveBatchStatement, [JSON.stringify(requested)]);
     const reserved = new Set(rows.map((row) => row.reservation_id));
     return items.map((item) => reserved.has(item.reservationId));
   }, writeBatching);

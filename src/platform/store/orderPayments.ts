@@ -188,9 +188,8 @@ const createBatchStatement = {
         amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at)
       SELECT order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text, amount_text::numeric,
         currency, order_json, 'in_process', custom_attributes, at, at
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-        $10::timestamptz[]) AS requested (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text,
-        currency, order_json, custom_attributes, at)
+      FROM json_to_recordset($1::json) AS requested (order_payment_id text, app_id text, client_id text, miniapp_order_id text,
+        hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text, at timestamptz)
       ON CONFLICT (client_id, order_payment_id) DO NOTHING
       RETURNING *
     ),
@@ -200,7 +199,7 @@ const createBatchStatement = {
     ),
     completed AS (
       UPDATE idempotency_keys k SET state = 'done', order_payment_id = owned.order_payment_id
-      FROM unnest($11::text[], $12::uuid[], $13::text[], $14::text[]) AS owned (key, reservation_id, client_id, order_payment_id)
+      FROM json_to_recordset($2::json) AS owned (key text, reservation_id uuid, client_id text, order_payment_id text)
       JOIN inserted ON inserted.client_id = owned.client_id AND inserted.order_payment_id = owned.order_payment_id
       WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
     )
@@ -289,26 +288,29 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
       const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
       return !seen.has(id) && seen.add(id);
     });
-    const column = <K extends keyof NewOrderPayment>(name: K) => batch.map(({ payment }) => payment[name]);
     const owned = batch.flatMap(({ payment, reservation }) =>
-      (reservation?.keys ?? []).map((key) => ({ key, payment, reservation: reservation! })),
+      (reservation?.keys ?? []).map((key) => ({
+        key,
+        reservation_id: reservation!.reservation_id,
+        client_id: payment.client_id,
+        order_payment_id: payment.order_payment_id,
+      })),
     );
-    const rows = await db.query<OrderPaymentRow>(createBatchStatement, [
-      column('order_payment_id'),
-      column('app_id'),
-      column('client_id'),
-      column('miniapp_order_id'),
-      column('hostapp_user_id'),
-      column('amount'),
-      column('currency'),
-      column('order_json'),
-      column('custom_attributes'),
-      batch.map(({ at }) => at),
-      owned.map(({ key }) => key),
-      owned.map(({ reservation }) => reservation.reservation_id),
-      owned.map(({ payment }) => payment.client_id),
-      owned.map(({ payment }) => payment.order_payment_id),
-    ]);
+    // The rows travel as one JSON text each (json_to_recordset), not as ten arrays: the driver
+    // escapes every element of an array parameter in JavaScript, the order's JSON text most of all.
+    const requested = batch.map(({ payment, at }) => ({
+      order_payment_id: payment.order_payment_id,
+      app_id: payment.app_id,
+      client_id: payment.client_id,
+      miniapp_order_id: payment.miniapp_order_id,
+      hostapp_user_id: payment.hostapp_user_id,
+      amount_text: payment.amount,
+      currency: payment.currency,
+      order_json: payment.order_json,
+      custom_attributes: payment.custom_attributes,
+      at: at.toISOString(),
+    }));
+    const rows = await db.query<OrderPaymentRow>(createBatchStatement, [JSON.stringify(requested), JSON.stringify(owned)]);
     const recorded = new Map(rows.map((row) => [`${row.client_id}\u0000${row.order_payment_id}`, row]));
     return requests.map(({ payment }) => {
       const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
