@@ -6,6 +6,7 @@
 import { cp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sourcesDigest } from './lib/compiled-is-current.mjs';
 import { repoRoot } from './lib/paths.js';
 import { runToolOrThrow } from './lib/run-tool.js';
 
@@ -16,8 +17,8 @@ export async function buildDist(): Promise<void> {
   await cp(path.join(repoRoot, 'src/platform/store/migrations'), path.join(repoRoot, 'dist/src/platform/store/migrations'), {
     recursive: true,
   });
-  // `npm start` (scripts/start.mjs) runs dist/ only when this is newer than the sources.
-  await writeFile(path.join(repoRoot, 'dist', '.built'), `${new Date().toISOString()}\n`);
+  // `npm start` (scripts/start.mjs) runs dist/ only while the sources still have this digest.
+  await writeFile(path.join(repoRoot, 'dist', '.built'), `${sourcesDigest(repoRoot)}\n`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,5 +1,5 @@
 /**
- * `npm start`: the compiled platform in dist/ when it is as new as the sources it was built from,
+ * `npm start`: the compiled platform in dist/ when it was built from exactly the sources there now,
  * otherwise the TypeScript sources through tsx. `npm ci` builds dist/ (the `prepare` script), so a
  * fresh clone's first start runs compiled code and does not compile ~200 modules on the fly
  * (issue 12: about 1.5 s and 70 MiB of the first start). After an edit under src/ or

@@ -1,44 +1,54 @@
 /**
- * `npm start` (scripts/start.mjs) runs the compiled dist/ only while it is as new as what it was
- * compiled from, so an edit under src/ or generated/types/ is never hidden by a stale build.
+ * `npm start` (scripts/start.mjs) runs the compiled dist/ only while it was built from exactly the
+ * sources there now, so an edit under src/ or generated/types/ is never hidden by a stale build,
+ * even when the edited files carry older modification times than the build.
  */
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, test } from 'vitest';
-import { compiledIsCurrent as current } from '../../scripts/lib/compiled-is-current.mjs';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { compiledIsCurrent, sourcesDigest } from '../../scripts/lib/compiled-is-current.mjs';
+
 let root: string;
+const write = (file: string, text: string) => {
+  mkdirSync(join(root, file, '..'), { recursive: true });
+  writeFileSync(join(root, file), text);
+};
+const build = () => write('dist/.built', `${sourcesDigest(root)}\n`);
 
-function tree(builtAtSeconds: number | undefined, sources: Record<string, number>): string {
+beforeEach(() => {
   root = mkdtempSync(join(os.tmpdir(), 'minibridge-start-'));
-  for (const [file, seconds] of Object.entries(sources)) {
-    const path = join(root, file);
-    mkdirSync(join(path, '..'), { recursive: true });
-    writeFileSync(path, '');
-    utimesSync(path, seconds, seconds);
-  }
-  if (builtAtSeconds !== undefined) {
-    mkdirSync(join(root, 'dist'), { recursive: true });
-    writeFileSync(join(root, 'dist', '.built'), '');
-    utimesSync(join(root, 'dist', '.built'), builtAtSeconds, builtAtSeconds);
-  }
-  return root;
-}
-
+  write('src/main.ts', 'main');
+  write('src/platform/server.ts', 'server');
+  write('generated/types/platform.ts', 'types');
+  write('tsconfig.json', '{}');
+});
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-const sources = { 'src/main.ts': 1_000, 'src/platform/server.ts': 1_000, 'generated/types/platform.ts': 1_000 };
-
-test('a build newer than every source is run', () => {
-  expect(current(tree(2_000, sources))).toBe(true);
+test('a build of exactly these sources is run', () => {
+  build();
+  expect(compiledIsCurrent(root)).toBe(true);
 });
 
 test('no build, or one that did not finish (no stamp), is not run', () => {
-  expect(current(tree(undefined, sources))).toBe(false);
+  expect(compiledIsCurrent(root)).toBe(false);
 });
 
-test('a source edited after the build, at any depth, in src/ or generated/types/, sends npm start to the sources', () => {
-  expect(current(tree(2_000, { ...sources, 'src/platform/server.ts': 3_000 }))).toBe(false);
-  rmSync(root, { recursive: true, force: true });
-  expect(current(tree(2_000, { ...sources, 'generated/types/platform.ts': 3_000 }))).toBe(false);
+test('an edit at any depth of src/ or generated/types/, a new file or a compiler setting sends npm start to the sources', () => {
+  build();
+  write('src/platform/server.ts', 'server, edited');
+  expect(compiledIsCurrent(root)).toBe(false);
+  build();
+  write('generated/types/hostapp.ts', 'new');
+  expect(compiledIsCurrent(root)).toBe(false);
+  build();
+  write('tsconfig.json', '{"compilerOptions":{}}');
+  expect(compiledIsCurrent(root)).toBe(false);
+});
+
+test('an edited file with an old modification time (a copy that keeps times) is still seen', () => {
+  build();
+  write('src/main.ts', 'main, edited');
+  utimesSync(join(root, 'src/main.ts'), 1_000, 1_000);
+  expect(compiledIsCurrent(root)).toBe(false);
 });

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseLossless } from '../../src/contract/json.js';
 import { maxHeaderBytes } from '../../src/contract/limits.js';
+import { documentedError } from '../../src/contract/errors.js';
 import { operation } from '../../src/contract/operations.js';
 import { e1Body, PlatformHarness } from '../support/platformHarness.js';
 
@@ -132,6 +133,30 @@ describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
     const answer = await e1(PATH);
     expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(answer.headers.get('etag')).toBeNull();
+  });
+
+  test('when answering an error fails too, the client still gets the contract body, not an empty answer or a hanging socket', async () => {
+    const { platform } = harness.running;
+    const limiters = platform.rateLimiters;
+    // A refusal whose header value Node will not write: sendError throws while answering.
+    const refusing = {
+      ...limiters.partner,
+      take: () => ({ allowed: false, retryAfterSeconds: 1, headers: { 'Retry-After': '1\r\nX-Injected: yes' } }),
+    };
+    platform.rateLimiters = { ...limiters, partner: refusing };
+    try {
+      const answer = await fetch(harness.running.url + PATH, {
+        method: 'POST',
+        headers: { authorization: harness.miniappAuth(), 'content-type': 'application/json' },
+        body: JSON.stringify(e1Body()),
+        signal: AbortSignal.timeout(WAIT_MS),
+      });
+      expect(answer.headers.get('x-injected')).toBeNull();
+      expect(await answer.json()).toEqual({ error_code: 'UNKNOWN_ERROR', error_message: expect.any(String) });
+      expect(answer.status).toBe(documentedError('UNKNOWN_ERROR', operation('createOrderPayment')).status);
+    } finally {
+      platform.rateLimiters = limiters;
+    }
   });
 
   test('OPTIONS on an operation path: 405 with the contract body and Allow, not Express text/plain', async () => {

@@ -143,6 +143,21 @@ describe('SharedRateLimiter (ADR 0029, 0031)', () => {
   });
 });
 
+describe('SharedRateLimiter when reporting a failure fails too', () => {
+  test('the requests are still counted here and the key is not left waiting', async () => {
+    const budget = { perSecond: 2, burst: 4 };
+    const failing: SharedBuckets = { name: 'down', take: () => Promise.reject(new Error('connection refused')) };
+    const limiter = new SharedRateLimiter('partner', budget, failing, new RateLimiter('partner', budget, () => 0), () => {
+      throw new Error('the log is broken too');
+    });
+    const first = await Promise.all(Array.from({ length: 3 }, () => limiter.take('k')));
+    expect(first.map((answer) => answer.allowed)).toEqual([true, true, true]);
+    // The key still answers: nothing was left in flight.
+    expect((await limiter.take('k')).allowed).toBe(true);
+    expect((await limiter.take('k')).allowed).toBe(false);
+  });
+});
+
 describe('over HTTP, with a failed-authentication budget of 3', () => {
   const harness = new PlatformHarness();
   beforeAll(async () => {

@@ -8,7 +8,7 @@ import type { Partner } from '../registry/registry.js';
 import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
 import { ClientAborted, readJsonBody } from '../../wire/rawBody.js';
-import { sendError, sendReply } from './respond.js';
+import { sendError, sendLastResort, sendReply } from './respond.js';
 
 /** Express path for an OpenAPI path template: {delivery_id} → :delivery_id. */
 export function expressPath(template: string): string {
@@ -28,10 +28,14 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
     if (!handler) throw new Error(`no handler for platform operation ${op.operationId}`);
     const method = op.method.toLowerCase() as 'get' | 'post';
     const route = (req: Request, res: Response) => {
-      const handling = handleOperation(req, res);
+      const handling = handleOperation(req, res).catch((error: unknown) => {
+        // Answering the error failed too (a header value Node refuses, say): never leave the
+        // client waiting for an answer that will not come.
+        req.log.error({ err: error }, 'could not answer the request');
+        sendLastResort(res, op);
+      });
       platform.handling.add(handling);
-      const done = () => platform.handling.delete(handling);
-      handling.then(done, done);
+      void handling.finally(() => platform.handling.delete(handling));
     };
     router[method](expressPath(op.path), route);
     if (!op.path.includes('{')) fixedPaths.set(fixedPathKey(op.method, op.path), route);

@@ -160,13 +160,23 @@ export class SharedRateLimiter implements Limiter {
   /** Counts everything waiting on `key` with one take, then the next group, until none waits. */
   private async flush(key: string, queue: KeyQueue): Promise<void> {
     queue.inFlight = true;
-    while (queue.waiting.length > 0) {
-      const group = queue.waiting.splice(0, maxCountPerTake);
-      const decisions = await this.takeGroup(key, group.length);
-      group.forEach((resolve, index) => resolve(decisions[index]!));
+    try {
+      while (queue.waiting.length > 0) {
+        const group = queue.waiting.splice(0, maxCountPerTake);
+        let decisions: RateLimitDecision[];
+        try {
+          decisions = await this.takeGroup(key, group.length);
+        } catch {
+          // Nothing in takeGroup is expected to throw; if it does, the group is still answered
+          // (counted here) rather than left waiting, and the key is never left wedged.
+          decisions = group.map(() => this.fallback.take(key));
+        }
+        group.forEach((resolve, index) => resolve(decisions[index]!));
+      }
+    } finally {
+      queue.inFlight = false;
+      this.queues.delete(key);
     }
-    queue.inFlight = false;
-    this.queues.delete(key);
   }
 
   private async takeGroup(key: string, count: number): Promise<RateLimitDecision[]> {
@@ -174,7 +184,11 @@ export class SharedRateLimiter implements Limiter {
     try {
       taken = await this.shared.take(`${this.policy}:${key}`, this.budget.perSecond, this.budget.burst, count);
     } catch (error) {
-      this.onFallback(error);
+      try {
+        this.onFallback(error);
+      } catch {
+        // Reporting the fallback must not stop the requests from being counted.
+      }
       return Array.from({ length: count }, () => this.fallback.take(key));
     }
     // As if taken one by one: the i-th allowed request left the tokens its successors took, and

@@ -64,3 +64,22 @@ function clip(message: string): string {
   const limit = messageLimit();
   return points.length <= limit ? message : `${points.slice(0, limit - 1).join('')}…`;
 }
+
+/**
+ * The answer when answering an error failed as well (a header value Node refuses, say): the
+ * headers set so far are dropped and a fixed UNKNOWN_ERROR body is written, so the client still
+ * gets the contract's shape rather than an empty body or a connection left open.
+ */
+export function sendLastResort(res: Response, op: OperationContract | undefined): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  const body = JSON.stringify({ error_code: 'UNKNOWN_ERROR', error_message: 'something went wrong on the platform; retry later' });
+  res.writeHead(documentedError('UNKNOWN_ERROR', op).status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}

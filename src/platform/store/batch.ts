@@ -6,7 +6,7 @@
  * and alone a write goes out at once.
  *
  * When a batch statement fails (one bad item fails the whole statement), each of its items is
- * retried on its own, so an item fails only for its own fault.
+ * retried on its own, one after another, so an item fails only for its own fault.
  */
 export interface BatchOptions {
   /** Statements running at once; more items queue for the next batch. */
@@ -32,7 +32,10 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, options: BatchO
       batch.forEach((waiting, index) => waiting.resolve(results[index]!));
     } catch (error) {
       if (batch.length === 1) batch[0]!.reject(error);
-      else await Promise.all(batch.map((waiting) => runBatch([waiting])));
+      // One after another, so the retries of a failed batch keep to the batcher's one statement in
+      // flight: a batch failing because the database is in trouble must not become a burst of
+      // one statement per item on the pool.
+      else for (const waiting of batch) await runBatch([waiting]);
     }
   }
 
