@@ -53,11 +53,32 @@ const machine = describeMachine();
 const children: ChildServer[] = [];
 let miniapp: Awaited<ReturnType<typeof startFakeMiniapp>>;
 
-async function child(script: string, env: NodeJS.ProcessEnv = {}, profile = false): Promise<ChildServer> {
+async function child(script: string, env: NodeJS.ProcessEnv = {}, profile = false, loader: 'tsx' | 'node' = 'tsx'): Promise<ChildServer> {
   const nodeFlags = profile && cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
-  const started = await startChild(join(here, script), { env, nodeFlags, readyTimeoutMs: 120_000 });
+  const started = await startChild(join(here, script), { env, nodeFlags, readyTimeoutMs: 120_000, loader });
   children.push(started);
   return started;
+}
+
+/**
+ * How the Minibridge contenders run: as a deployment runs them, the compiled dist/ that `npm ci`
+ * builds and `npm start` runs (ADR 0034), while it matches the sources; otherwise the sources
+ * through tsx (which also renames every nested function at run time, esbuild's keepNames), and
+ * the notes say so. BENCH_PLATFORM=tsx|compiled chooses.
+ */
+const platformRuns: 'compiled' | 'tsx' = (() => {
+  const chosen = process.env.BENCH_PLATFORM ?? (compiledIsCurrent(join(here, '..')) ? 'compiled' : 'tsx');
+  if (chosen !== 'compiled' && chosen !== 'tsx') throw new Error(`BENCH_PLATFORM: compiled or tsx, not ${chosen}`);
+  if (chosen === 'compiled' && !compiledIsCurrent(join(here, '..')))
+    throw new Error('BENCH_PLATFORM=compiled, but dist/ does not match the sources: rebuild it with tsx scripts/build-dist.ts');
+  return chosen;
+})();
+
+/** A Minibridge instance configured from `env`, run as platformRuns says. */
+function platformChild(env: NodeJS.ProcessEnv, profile = false): Promise<ChildServer> {
+  return platformRuns === 'compiled'
+    ? child('contenders/compiledPlatform.mjs', env, profile, 'node')
+    : child(PLATFORM_PROCESS, env, profile);
 }
 
 async function stop(server: ChildServer): Promise<void> {
@@ -222,13 +243,13 @@ function buildSeconds(): BenchResults['buildSeconds'] {
 /** E6 callbacks/s: deliveries queued with the worker off, then drained by one instance. */
 async function e6Drain(url: string, latencies: number[]): Promise<NonNullable<BenchResults['e6']>> {
   log('E6 drain throughput: queueing with the worker off');
-  const queueing = await child(PLATFORM_PROCESS, minibridgeEnv({ url }, { MINIBRIDGE_WORKER: 'off' }));
+  const queueing = await platformChild(minibridgeEnv({ url }, { MINIBRIDGE_WORKER: 'off' }));
   const drainIds = await createOrders(queueing.url, settings.e6DrainCount, 32, `drain-${Date.now()}`);
   await completeOrders(queueing.url, drainIds, 32);
   await stop(queueing);
   miniapp.arrivals.length = 0;
   log('E6 drain throughput: worker on');
-  const draining = await child(PLATFORM_PROCESS, minibridgeEnv({ url }), true);
+  const draining = await platformChild(minibridgeEnv({ url }), true);
   await waitUntil(() => miniapp.arrivals.length >= drainIds.length, 300_000, 'E6 callbacks (drain run)');
   const times = miniapp.arrivals.map((a) => a.at);
   const drainMs = Math.max(...times) - Math.min(...times);
@@ -297,7 +318,7 @@ async function main(): Promise<BenchResults> {
     fresh = await freshStart(settings.readyRuns);
   }
   if (runs('pglite')) {
-    const pglite = await child(PLATFORM_PROCESS, minibridgeEnv({ dir: pgliteDir }), true);
+    const pglite = await platformChild(minibridgeEnv({ dir: pgliteDir }), true);
     contenders.push(await contender('minibridge-pglite', pglite, 'embedded PGlite'));
     await stop(pglite);
   }
@@ -324,7 +345,7 @@ async function main(): Promise<BenchResults> {
     try {
       const platformUrl = withApplicationName(database.url, 'bench-minibridge');
       if (runs('postgres') || runs('e6')) {
-        const pg = await child(PLATFORM_PROCESS, minibridgeEnv({ url: platformUrl }), true);
+        const pg = await platformChild(minibridgeEnv({ url: platformUrl }), true);
         if (runs('postgres'))
           contenders.push(
             await contender('minibridge-postgres', pg, `PostgreSQL, schema ${database.schema}`, {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
-/** A TypeScript entry script running in its own Node process, announcing `READY <url>` on stdout. */
+/** An entry script running in its own Node process, announcing `READY <url>` on stdout. */
 export interface ChildServer {
   url: string;
   pid: number;
@@ -24,11 +24,17 @@ export interface ChildOptions {
   readyTimeoutMs?: number;
   /** Lines the child writes besides READY (logs), for diagnosis. */
   onLine?: (line: string) => void;
+  /**
+   * 'tsx' (default) compiles a TypeScript entry on the fly; 'node' runs a JavaScript entry as is,
+   * e.g. one that loads the compiled `dist/` a deployment runs.
+   */
+  loader?: 'tsx' | 'node';
 }
 
 export async function startChild(script: string, options: ChildOptions = {}): Promise<ChildServer> {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', script], {
+  const loaderFlags = (options.loader ?? 'tsx') === 'tsx' ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...loaderFlags, script], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
