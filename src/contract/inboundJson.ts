@@ -1,5 +1,13 @@
 import { dotted, type JsonPath } from './jsonPath.js';
-import { isJsonObject, mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText } from './json.js';
+import {
+  isJsonObject,
+  mayHoldUnstorableText,
+  maxJsonDepth,
+  nestsDeeperThan,
+  readLossless,
+  unstorableText,
+  type LosslessRead,
+} from './json.js';
 import { check, type OperationContract } from './operations.js';
 
 /**
@@ -36,9 +44,9 @@ export function parseInboundJson(raw: Uint8Array): unknown {
   }
   if (text.trim() === '') throw new InboundRefusal('the body is empty; a JSON object is required');
   if (nestsDeeperThan(text)) throw new InboundRefusal(`objects and arrays must not be nested more than ${maxJsonDepth()} deep`);
-  let value: unknown;
+  let read: LosslessRead;
   try {
-    value = parseLossless(text);
+    read = readLossless(text);
   } catch (error) {
     const message = (error as Error).message;
     // lossless-json refuses a repeated member with a different value itself (the text up to it
@@ -46,7 +54,9 @@ export function parseInboundJson(raw: Uint8Array): unknown {
     const repeat = message.startsWith('Duplicate key') ? firstAmbiguousMember(text) : undefined;
     throw new InboundRefusal(repeat ?? `the body is not valid JSON: ${message}`);
   }
-  const ambiguous = firstAmbiguousMember(text);
+  const { value, distinctNames } = read;
+  // A read that proved the names distinct (and none __proto__) leaves the scan nothing to find.
+  const ambiguous = distinctNames ? undefined : firstAmbiguousMember(text);
   if (ambiguous) throw new InboundRefusal(ambiguous);
   // UTF-8 JSON can only carry U+0000 or a lone surrogate as an escape, so most bodies skip the walk.
   const unstorable = mayHoldUnstorableText(text) ? unstorableText(value) : undefined;

@@ -7,7 +7,131 @@ import { loadDocument } from './documents.js';
  * Money must never pass through a float (ADR 0002).
  */
 export function parseLossless(text: string): unknown {
-  return parse(text);
+  return readLossless(text).value;
+}
+
+/** A value read by readLossless, and what the read proved about its member names. */
+export interface LosslessRead {
+  value: unknown;
+  /**
+   * True when the read proved that no object repeats a member name and none is named
+   * `__proto__`; false when it did not look (the text went through lossless-json).
+   */
+  distinctNames: boolean;
+}
+
+/**
+ * parseLossless, and whether member names were proved distinct. The same value lossless-json
+ * gives, read about four times faster (issue 12): JSON.parse builds the structure and strings
+ * natively, then each number is replaced by a LosslessNumber of its source text, taken in
+ * document order by one scan of the text. That order is the order JSON.parse's objects list
+ * their members only while no object repeats a member name (JSON.parse keeps one) and none has
+ * a name that is an array index ("0", "7"), which objects list first. So the scan gives up on a
+ * name that starts with a digit or an escape, or is `__proto__`, and the copy gives up on an
+ * object with fewer members than the text has: lossless-json reads those texts, and every text
+ * JSON.parse refuses, so its messages stay the ones partners see.
+ */
+export function readLossless(text: string): LosslessRead {
+  let plain: unknown;
+  try {
+    plain = JSON.parse(text);
+  } catch {
+    return { value: parse(text), distinctNames: false };
+  }
+  const scanned = scanMembersAndNumbers(text);
+  const value = scanned && withLosslessNumbers(plain, scanned, { object: 0, number: 0 });
+  return value === GAVE_UP || !scanned ? { value: parse(text), distinctNames: false } : { value, distinctNames: true };
+}
+
+interface Scanned {
+  /** Members each object has in the text, objects in document order. */
+  memberCounts: number[];
+  /** Source text of each number, in document order. */
+  numbers: string[];
+}
+
+const GAVE_UP = Symbol('gave up');
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+const MINUS = 0x2d;
+
+/**
+ * One pass over text JSON.parse accepted: member counts and number texts, or undefined for a
+ * member name that could change the order of members (see readLossless).
+ */
+function scanMembersAndNumbers(text: string): Scanned | undefined {
+  const memberCounts: number[] = [];
+  const numbers: string[] = [];
+  // For each open container: the index of its count in memberCounts, or -1 for an array.
+  const open: number[] = [];
+  let expectingName = false;
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22) {
+      let end = text.indexOf('"', i + 1);
+      // A quote after an odd run of backslashes is escaped: the string goes on.
+      while (escapedAt(text, end)) end = text.indexOf('"', end + 1);
+      if (expectingName) {
+        expectingName = false;
+        const first = text.charCodeAt(i + 1);
+        if ((first >= DIGIT_0 && first <= DIGIT_9) || first === 0x5c) return undefined;
+        if (end - i === 10 && text.startsWith('__proto__', i + 1)) return undefined;
+        memberCounts[open[open.length - 1]!]!++;
+      }
+      i = end;
+    } else if (code === 0x7b) {
+      open.push(memberCounts.length);
+      memberCounts.push(0);
+      expectingName = true;
+    } else if (code === 0x5b) {
+      open.push(-1);
+    } else if (code === 0x7d || code === 0x5d) {
+      open.pop();
+      expectingName = false;
+    } else if (code === 0x2c) {
+      expectingName = open[open.length - 1] !== -1;
+    } else if (code === MINUS || (code >= DIGIT_0 && code <= DIGIT_9)) {
+      let end = i + 1;
+      for (
+        let next = text.charCodeAt(end);
+        (next >= DIGIT_0 && next <= DIGIT_9) || next === 0x2e || next === 0x65 || next === 0x45 || next === 0x2b || next === MINUS;
+        next = text.charCodeAt(++end)
+      );
+      numbers.push(text.slice(i, end));
+      i = end - 1;
+    }
+  }
+  return { memberCounts, numbers };
+}
+
+function escapedAt(text: string, index: number): boolean {
+  let backslashes = 0;
+  while (text.charCodeAt(index - 1 - backslashes) === 0x5c) backslashes++;
+  return backslashes % 2 === 1;
+}
+
+/** The parsed value with its numbers replaced in document order, in place; GAVE_UP for a repeated member. */
+function withLosslessNumbers(value: unknown, scanned: Scanned, next: { object: number; number: number }): unknown {
+  if (typeof value === 'number') return new LosslessNumber(scanned.numbers[next.number++]!);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const item = withLosslessNumbers(value[index], scanned, next);
+      if (item === GAVE_UP) return GAVE_UP;
+      value[index] = item;
+    }
+    return value;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (keys.length !== scanned.memberCounts[next.object++]) return GAVE_UP;
+  for (const key of keys) {
+    const item = withLosslessNumbers(record[key], scanned, next);
+    if (item === GAVE_UP) return GAVE_UP;
+    record[key] = item;
+  }
+  return value;
 }
 
 /** Serializes values produced by parseLossless (LosslessNumbers are written as their source text). */
