@@ -42,6 +42,16 @@ describeEachBackend('order payments', (database) => {
       expect(stored?.amount).toBe(amount);
       expect(stored?.order_json).toBe(orderJson);
     }
+    // The batch sends the order's text as a JSON member, not a string of it: escapes, unicode,
+    // spacing and number forms must come back byte for byte.
+    for (const orderJson of [
+      String.raw`{"note":"caf\u00e9 é \\ \"quoted\" \n tab\t \ud83d\ude00","emoji":"😀","items":[{"price":1.10},[],{}],"e":-2.5E+3}`,
+      '{ "spaced" : [ 1 , 2 ] ,\n "slash":"a\\/b" }',
+    ]) {
+      const input = newOrderPayment({ order_json: orderJson });
+      expect((await store.orderPayments.create(input, null)).orderPayment.order_json).toBe(orderJson);
+      expect((await store.orderPayments.get(refOf(input)))?.order_json).toBe(orderJson);
+    }
     const [sum] = await database.db.query<{ amount: string }>(
       "SELECT amount::text AS amount FROM order_payments WHERE amount_text = '12345678901234567890'",
     );

@@ -24,7 +24,7 @@ export interface NewOrderPayment {
   /** The Decimal exactly as E1 sent it, e.g. "12.30". */
   amount: string;
   currency: string;
-  /** The E1 order as exact JSON text. */
+  /** The E1 order as exact JSON text (a JSON object: the batch sends it as a member of its JSON rows). */
   order_json: string;
   /** JSON text, as received. */
   custom_attributes: string | null;
@@ -203,7 +203,7 @@ const createBatchStatement = {
       JOIN inserted ON inserted.client_id = owned.client_id AND inserted.order_payment_id = owned.order_payment_id
       WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
     )
-    SELECT ${columns('inserted')} FROM inserted`,
+    SELECT inserted.client_id, inserted.order_payment_id FROM inserted`,
 };
 
 interface CreateRequest {
@@ -296,29 +296,34 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
         order_payment_id: payment.order_payment_id,
       })),
     );
-    // The rows travel as one JSON text each (json_to_recordset), not as ten arrays: the driver
-    // escapes every element of an array parameter in JavaScript, the order's JSON text most of all.
-    const requested = batch.map(({ payment, at }) => ({
-      order_payment_id: payment.order_payment_id,
-      app_id: payment.app_id,
-      client_id: payment.client_id,
-      miniapp_order_id: payment.miniapp_order_id,
-      hostapp_user_id: payment.hostapp_user_id,
-      amount_text: payment.amount,
-      currency: payment.currency,
-      order_json: payment.order_json,
-      custom_attributes: payment.custom_attributes,
-      at: at.toISOString(),
-    }));
-    const rows = await db.query<OrderPaymentRow>(createBatchStatement, [JSON.stringify(requested), JSON.stringify(owned)]);
-    const recorded = new Map(rows.map((row) => [`${row.client_id}\u0000${row.order_payment_id}`, row]));
-    return requests.map(({ payment }) => {
+    // The rows travel as one JSON text (json_to_recordset), not as ten arrays: the driver escapes
+    // every element of an array parameter in JavaScript. The order's JSON text goes in as the
+    // member's value itself, not as a string of it: no escaping it here and unescaping it there,
+    // and a text column takes an object member's text verbatim, byte for byte.
+    const requested = `[${batch
+      .map(
+        ({ payment, at }) =>
+          `${JSON.stringify({
+            order_payment_id: payment.order_payment_id,
+            app_id: payment.app_id,
+            client_id: payment.client_id,
+            miniapp_order_id: payment.miniapp_order_id,
+            hostapp_user_id: payment.hostapp_user_id,
+            amount_text: payment.amount,
+            currency: payment.currency,
+            custom_attributes: payment.custom_attributes,
+            at: at.toISOString(),
+          }).slice(0, -1)},"order_json":${payment.order_json}}`,
+      )
+      .join(',')}]`;
+    // Only which rows were inserted comes back: a row holds exactly what was sent.
+    const rows = await db.query<{ client_id: string; order_payment_id: string }>(createBatchStatement, [requested, JSON.stringify(owned)]);
+    const recorded = new Set(rows.map((row) => `${row.client_id}\u0000${row.order_payment_id}`));
+    return requests.map(({ payment, at }) => {
       const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
-      const row = recorded.get(id);
       // Only the request the batch wrote gets the row: a duplicate id later in the batch is decided alone.
-      if (!row) return null;
-      recorded.delete(id);
-      return row;
+      if (!recorded.delete(id)) return null;
+      return { ...payment, payment_status: 'in_process', payment_fail_reason: null, created_at: at, updated_at: at };
     });
   }, writeBatching);
 
