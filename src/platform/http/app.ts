@@ -18,16 +18,13 @@ export function createApp(platform: PlatformContext): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', platform.config.trustProxy);
-  app.use(requestLog(app, platform.log));
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const started = performance.now();
-    res.on('finish', () => {
+  app.use(
+    requestLog(app, platform.log, (_req, res, milliseconds) => {
       const operation = String(res.locals.operationId ?? 'none');
       platform.metrics.requests.inc({ operation, status: String(res.statusCode) });
-      platform.metrics.requestSeconds.observe({ operation }, (performance.now() - started) / 1000);
-    });
-    next();
-  });
+      platform.metrics.requestSeconds.observe({ operation }, milliseconds / 1000);
+    }),
+  );
 
   const router = express.Router({ strict: false });
   app.use(mountOperations(router, platform, handlers));
