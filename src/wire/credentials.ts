@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /** `Basic base64(id:secret)`, as the platform sends it to miniapps (E6, E7). */
 export function basicAuthorization(id: string, secret: string): string {
@@ -29,7 +29,6 @@ export function readCredentials(header: string | undefined): PresentedCredential
 
 /** Constant-time string equality (hashing first so lengths leak nothing either). */
 export function safeEqual(a: string, b: string): boolean {
-  const digestA = createHash('sha256').update(a).digest();
-  const digestB = createHash('sha256').update(b).digest();
-  return timingSafeEqual(digestA, digestB);
+  // One-shot hashes: no Hash object per call (this runs on every authenticated request).
+  return timingSafeEqual(hash('sha256', a, 'buffer'), hash('sha256', b, 'buffer'));
 }

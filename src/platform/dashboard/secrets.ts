@@ -47,12 +47,16 @@ export class SecretBox {
   }
 
   verifier(secret: string): string {
-    return createHmac('sha256', this.pepper).update(secret, 'utf8').digest('base64url');
+    return this.verifierBytes(secret).toString('base64url');
+  }
+
+  private verifierBytes(secret: string): Buffer {
+    return createHmac('sha256', this.pepper).update(secret, 'utf8').digest();
   }
 
   /** Whether `secret` is the one behind any of `verifiers`; every comparison runs. */
   matches(secret: string, verifiers: readonly string[]): boolean {
-    const presented = Buffer.from(this.verifier(secret), 'base64url');
+    const presented = this.verifierBytes(secret);
     let found = false;
     for (const verifier of verifiers) {
       const expected = Buffer.from(verifier, 'base64url');

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { components as HostappSchemas } from '../../../generated/types/hostapp.js';
 import type { components as PlatformSchemas } from '../../../generated/types/platform.js';
 import { canonicalJsonText, type JsonText } from '../../contract/json.js';
@@ -53,6 +53,6 @@ export function hostappOrderText(clientId: string, request: HostappCreateOrderPa
   const orderText = canonicalJsonText(order);
   // Keys in sorted order, as canonicalJsonText would write them: app_id, order.
   const body = `{"app_id":${JSON.stringify(app_id)},"order":${orderText}}` as JsonText<HostappCreateOrderPaymentRequest>;
-  const hash = createHash('sha256').update(clientId).update('\n').update(body).digest('hex');
+  const hash = digest('sha256', `${clientId}\n${body}`, 'hex');
   return { body, order: orderText, hash };
 }

@@ -323,7 +323,21 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
       const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
       // Only the request the batch wrote gets the row: a duplicate id later in the batch is decided alone.
       if (!recorded.delete(id)) return null;
-      return { ...payment, payment_status: 'in_process', payment_fail_reason: null, created_at: at, updated_at: at };
+      return {
+        order_payment_id: payment.order_payment_id,
+        app_id: payment.app_id,
+        client_id: payment.client_id,
+        miniapp_order_id: payment.miniapp_order_id,
+        hostapp_user_id: payment.hostapp_user_id,
+        amount: payment.amount,
+        currency: payment.currency,
+        order_json: payment.order_json,
+        payment_status: 'in_process',
+        payment_fail_reason: null,
+        custom_attributes: payment.custom_attributes,
+        created_at: at,
+        updated_at: at,
+      };
     });
   }, writeBatching);
 
