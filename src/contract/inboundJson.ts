@@ -104,7 +104,7 @@ interface Container {
  * a repeated member), so the tokens are well-formed; names are compared after unescaping
  * (`"a"` and `"\u0061"` are the same name).
  */
-function firstAmbiguousMember(text: string): string | undefined {
+export function firstAmbiguousMember(text: string): string | undefined {
   const stack: Container[] = [];
   const pathTo = (name: string | number): JsonPath => [...stack.slice(0, -1).map((container) => container.at), name];
   // One pass over the characters; only member names are cut out of the text (this runs on every

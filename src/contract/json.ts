@@ -27,7 +27,7 @@ export interface LosslessRead {
  * document order by one scan of the text. That order is the order JSON.parse's objects list
  * their members only while no object repeats a member name (JSON.parse keeps one) and none has
  * a name that is an array index ("0", "7"), which objects list first. So the scan gives up on a
- * name that starts with a digit or an escape, or is `__proto__`, and the copy gives up on an
+ * name that starts with a digit, holds an escape or is `__proto__`, and the copy gives up on an
  * object with fewer members than the text has: lossless-json reads those texts, and every text
  * JSON.parse refuses, so its messages stay the ones partners see.
  */
@@ -75,7 +75,9 @@ function scanMembersAndNumbers(text: string): Scanned | undefined {
       if (expectingName) {
         expectingName = false;
         const first = text.charCodeAt(i + 1);
-        if ((first >= DIGIT_0 && first <= DIGIT_9) || first === 0x5c) return undefined;
+        if (first >= DIGIT_0 && first <= DIGIT_9) return undefined;
+        // An escape anywhere in a name can spell a digit, a repeat or `__proto__` (`"_\u005fproto__"`).
+        for (let at = i + 1; at < end; at++) if (text.charCodeAt(at) === 0x5c) return undefined;
         if (end - i === 10 && text.startsWith('__proto__', i + 1)) return undefined;
         memberCounts[open[open.length - 1]!]!++;
       }
