@@ -42,7 +42,12 @@ export function requestLog(app: Express, log: Logger, finished?: RequestFinished
       const started = performance.now();
       res.on('finish', () => {
         const milliseconds = performance.now() - started;
-        finished?.(req, res, milliseconds);
+        try {
+          finished?.(req, res, milliseconds);
+        } catch (error) {
+          // The answer is sent; a metrics failure must not become an uncaught exception.
+          req.log.error({ err: error }, 'could not record the request in the metrics');
+        }
         if (logged)
           req.log.info(
             {

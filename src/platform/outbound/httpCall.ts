@@ -3,7 +3,8 @@ import { Agent, type Dispatcher } from 'undici';
 // Keep-alive connections to partner servers: every E1 makes an E3 call, and opening a connection
 // per call costs more than the call itself. undici's dispatcher, not node:http's ClientRequest:
 // about half the CPU per call (issue 12). A POST is never retried by it (not idempotent).
-const dispatcher = new Agent({ connections: 256 });
+// Its connect time-out is set past any operation's: the call's own time-out below always decides.
+const dispatcher = new Agent({ connections: 256, connect: { timeout: 120_000 } });
 
 export interface HttpCallInit {
   method: string;
@@ -99,7 +100,10 @@ export function httpCall(url: URL, init: HttpCallInit): Promise<HttpAnswer> {
         },
         onResponseError(_controller, error) {
           // Once the answer has begun, a failure is the connection breaking under it.
-          fail(status === 0 ? Object.assign(new Error(error.message), { cause: error }) : brokenConnection(error));
+          // Closed before any answer: reported as node:http did (ECONNRESET), not as undici's UND_ERR_SOCKET.
+          const closedEarly = (error as { code?: string }).code === 'UND_ERR_SOCKET';
+          if (status === 0 && !closedEarly) fail(Object.assign(new Error(error.message), { cause: error }));
+          else fail(brokenConnection(error, status === 0 ? 'before' : 'during'));
         },
       });
     } catch (error) {
@@ -109,6 +113,6 @@ export function httpCall(url: URL, init: HttpCallInit): Promise<HttpAnswer> {
   });
 }
 
-function brokenConnection(cause?: Error): Error {
-  return Object.assign(new Error('the connection closed during the answer'), { cause: { code: 'ECONNRESET', message: cause?.message } });
+function brokenConnection(cause: Error, when: 'before' | 'during'): Error {
+  return Object.assign(new Error(`the connection closed ${when} the answer`), { cause: { code: 'ECONNRESET', message: cause.message } });
 }
