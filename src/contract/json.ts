@@ -171,23 +171,63 @@ export function canonicalJsonText<T>(value: T): JsonText<T> {
 }
 
 function canonical(value: unknown): string | undefined {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
-  if (typeof value === 'number') return JSON.stringify(value);
-  if (isLosslessNumber(value)) return value.value;
-  if (Array.isArray(value)) return `[${value.map((item) => canonical(item) ?? 'null').join(',')}]`;
-  if (typeof value !== 'object') return undefined;
-  const record = value as Record<string, unknown>;
-  let text = '';
-  for (const key of canonicalKeyOrder(Object.keys(record))) {
-    const item = canonical(record[key]);
-    if (item === undefined) continue;
-    text += `${text === '' ? '' : ','}${JSON.stringify(key)}:${item}`;
+  const parts: string[] = [];
+  return writeCanonical(value, parts) ? parts.join('') : undefined;
+}
+
+/** Appends the canonical text of `value` to `parts`; false (nothing appended) for what JSON cannot hold. */
+function writeCanonical(value: unknown, parts: string[]): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') {
+    const text = JSON.stringify(value);
+    if (text === undefined) return false;
+    parts.push(text);
+    return true;
   }
-  return `{${text}}`;
+  if (isLosslessNumber(value)) {
+    parts.push(value.value);
+    return true;
+  }
+  if (Array.isArray(value)) {
+    parts.push('[');
+    for (let index = 0; index < value.length; index++) {
+      if (index > 0) parts.push(',');
+      if (!writeCanonical(value[index], parts)) parts.push('null');
+    }
+    parts.push(']');
+    return true;
+  }
+  if (typeof value !== 'object') return false;
+  const record = value as Record<string, unknown>;
+  parts.push('{');
+  let first = true;
+  for (const key of canonicalKeyOrder(Object.keys(record))) {
+    const mark = parts.length;
+    parts.push(first ? '' : ',', quotedName(key), ':');
+    if (writeCanonical(record[key], parts)) first = false;
+    else parts.length = mark;
+  }
+  parts.push('}');
+  return true;
+}
+
+// Member names repeat on every request (an order's `currency`, `items`, ...): each is quoted once.
+// Bounded, since the names come from partners.
+const quotedNames = new Map<string, string>();
+function quotedName(name: string): string {
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(name);
+    if (quotedNames.size < 1024) quotedNames.set(name, quoted);
+  }
+  return quoted;
 }
 
 const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
-const isArrayIndex = (key: string) => ARRAY_INDEX.test(key) && Number(key) < 4294967295;
+// Most names start with a letter: the first character settles them without the pattern.
+const isArrayIndex = (key: string) => {
+  const first = key.charCodeAt(0);
+  return first >= 0x30 && first <= 0x39 && ARRAY_INDEX.test(key) && Number(key) < 4294967295;
+};
 
 function canonicalKeyOrder(keys: string[]): string[] {
   const sorted = keys.sort();
@@ -216,15 +256,17 @@ export function validationView(value: unknown): unknown {
   if (isLosslessNumber(value)) return Number(value.value);
   if (Array.isArray(value)) {
     const copy: unknown[] = new Array(value.length);
-    value.forEach((item, index) => {
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
       copy[index] = validationView(item);
       if (isLosslessNumber(item)) rememberSource(copy, index, item);
-    });
+    }
     return copy;
   }
   if (isJsonObject(value)) {
     const copy: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
+      const item = value[key];
       setOwn(copy, key, validationView(item));
       if (isLosslessNumber(item)) rememberSource(copy, key, item);
     }
@@ -332,8 +374,8 @@ export function unstorableText(value: unknown): string | undefined {
     return undefined;
   }
   if (isJsonObject(value)) {
-    for (const [key, item] of Object.entries(value)) {
-      const problem = textProblem(key) ?? unstorableText(item);
+    for (const key of Object.keys(value)) {
+      const problem = textProblem(key) ?? unstorableText(value[key]);
       if (problem) return problem;
     }
   }
