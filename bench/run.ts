@@ -383,7 +383,11 @@ async function main(): Promise<BenchResults> {
     );
   const results: BenchResults = {
     machine,
-    settings: { ...settings, minibridgeProcess: 'child process (node --import tsx)' },
+    settings: {
+      ...settings,
+      minibridgeProcess:
+        platformRuns === 'compiled' ? 'child process (node, the compiled dist/)' : 'child process (node --import tsx, dist/ not current)',
+    },
     direct,
     contenders,
     e6,
@@ -394,7 +398,11 @@ async function main(): Promise<BenchResults> {
   };
   if (build) notes.push(`npm run build: ${build.value.toFixed(1)} s (${build.source}).`);
   notes.push(
-    "Every contender runs in its own Node process (`node --import tsx`), as does the fake host app; autocannon and the fake miniapp run in the benchmark process. Peak RSS is the process's VmHWM.",
+    `Every contender runs in its own Node process, as does the fake host app; autocannon and the fake miniapp run in the benchmark process. ${
+      platformRuns === 'compiled'
+        ? 'Minibridge runs as a deployment runs it, `node` on the compiled dist/ (current in this run; ADR 0035); the other contenders and the fake host app through `node --import tsx`, whose code per request is node:http, pg and Express, which tsx does not transform.'
+        : 'All of them through `node --import tsx` (dist/ did not match the sources in this run).'
+    } Peak RSS is the process's VmHWM.`,
     `"paced p99" is the p99 of ${settings.pacedRate} req/s sent at even intervals (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
     `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
     `E6 latency: from E5's answer to the E6's arrival at the fake miniapp server (${e6?.latencyCount ?? 0} first attempts, E5s 8 at a time). E6 throughput: ${e6?.drainCount ?? 0} deliveries queued with the worker off, then one instance started; first to last arrival. Duplicate deliveries seen: ${e6?.duplicates ?? 'n/a'}.`,

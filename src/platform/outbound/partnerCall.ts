@@ -94,7 +94,7 @@ function answerValidator<Id extends PartnerOperationId>(operationId: Id): Valida
 }
 
 /**
- * Calls one partner operation on node:http at the URL the partner registered, within the
+ * Calls one partner operation (httpCall, on undici's dispatcher) at the URL the partner registered, within the
  * contract's time-out for the operation (which covers the answer's last byte) and its answer cap,
  * and judges the answer against the partner API: HTTP 200, UTF-8 JSON (read without losing
  * digits), and a body that matches the operation's 200 response schema, which types it. Anything
