@@ -3,10 +3,10 @@
  * what is measured and the environment knobs (BENCH_QUICK=1 for a short run).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeMiniapp } from './fakes/miniapp.js';
 import { completeOrders, createOrders, percentile, waitUntil } from './flows.js';
@@ -55,7 +55,7 @@ let miniapp: Awaited<ReturnType<typeof startFakeMiniapp>>;
 
 async function child(script: string, env: NodeJS.ProcessEnv = {}, profile = false, loader: 'tsx' | 'node' = 'tsx'): Promise<ChildServer> {
   const nodeFlags = profile && cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
-  const started = await startChild(join(here, script), { env, nodeFlags, readyTimeoutMs: 120_000, loader });
+  const started = await startChild(isAbsolute(script) ? script : join(here, script), { env, nodeFlags, readyTimeoutMs: 120_000, loader });
   children.push(started);
   return started;
 }
@@ -73,6 +73,39 @@ const platformRuns: 'compiled' | 'tsx' = (() => {
     throw new Error('BENCH_PLATFORM=compiled, but dist/ does not match the sources: rebuild it with tsx scripts/build-dist.ts');
   return chosen;
 })();
+
+/**
+ * The other contenders and the fake host app, compiled by tsc as dist/ is, when Minibridge runs
+ * compiled: every process in the comparison then runs plain JavaScript, none through tsx's
+ * run-time renaming. Their entry scripts, by the path the bench knows them by.
+ */
+const compiledOthers = new Map<string, string>();
+function compileOthers(): void {
+  const root = join(here, '..');
+  const outDir = join(root, 'node_modules', '.cache', 'minibridge', 'bench-compiled');
+  const entries = ['contenders/limit.ts', 'contenders/durableLimit.ts', 'peer/server.ts', 'fakes/hostapp.ts'];
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const tsconfig = join(outDir, 'tsconfig.json');
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: join(root, 'tsconfig.json'),
+      compilerOptions: { noEmit: false, rootDir: root, outDir, declaration: false, sourceMap: false },
+      files: entries.map((entry) => join(here, entry)),
+    }),
+  );
+  execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', tsconfig], { stdio: 'inherit' });
+  // tsc copies no SQL: the durable limit migrates its schema with the store's migrations.
+  cpSync(join(root, 'src/platform/store/migrations'), join(outDir, 'src/platform/store/migrations'), { recursive: true });
+  for (const entry of entries) compiledOthers.set(entry, join(outDir, 'bench', entry.replace(/\.ts$/, '.js')));
+}
+
+/** A contender other than Minibridge (or the fake host app), compiled when Minibridge is. */
+function otherChild(script: string, env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
+  const compiled = compiledOthers.get(script);
+  return compiled ? child(compiled, env, false, 'node') : child(script, env);
+}
 
 /** A Minibridge instance configured from `env`, run as platformRuns says. */
 function platformChild(env: NodeJS.ProcessEnv, profile = false): Promise<ChildServer> {
@@ -268,7 +301,8 @@ async function e6Drain(url: string, latencies: number[]): Promise<NonNullable<Be
 
 async function main(): Promise<BenchResults> {
   miniapp = await startFakeMiniapp();
-  const hostapp = await child('fakes/hostapp.ts');
+  if (platformRuns === 'compiled') compileOthers();
+  const hostapp = await otherChild('fakes/hostapp.ts');
   writeRegistry(registryFile, hostapp.url, miniapp.url);
   const sharedEnv = { BENCH_HOSTAPP_URL: hostapp.url };
 
@@ -277,7 +311,7 @@ async function main(): Promise<BenchResults> {
   const contenders: ContenderResult[] = [];
 
   if (runs('limit')) {
-    const limit = await child('contenders/limit.ts', sharedEnv);
+    const limit = await otherChild('contenders/limit.ts', sharedEnv);
     contenders.push(await contender('limit', limit, 'raw node:http forwarder, reference only'));
     await stop(limit);
   }
@@ -286,7 +320,7 @@ async function main(): Promise<BenchResults> {
   if (durableDatabase) {
     try {
       const durableUrl = withApplicationName(durableDatabase.url, 'bench-durable-limit');
-      const durable = await child('contenders/durableLimit.ts', { ...sharedEnv, BENCH_DATABASE_URL: durableUrl });
+      const durable = await otherChild('contenders/durableLimit.ts', { ...sharedEnv, BENCH_DATABASE_URL: durableUrl });
       contenders.push(
         await contender('durable-limit', durable, 'raw forwarder + the two PostgreSQL writes per E1, batched', {
           url: durableUrl,
@@ -301,7 +335,7 @@ async function main(): Promise<BenchResults> {
 
   if (runs('peer')) {
     const { parties } = await import('./scenario.js');
-    const peer = await child('peer/server.ts', {
+    const peer = await otherChild('peer/server.ts', {
       ...sharedEnv,
       BENCH_APP_ID: parties.appId,
       BENCH_MINIAPP_SECRET: parties.miniappSecret,
@@ -400,7 +434,7 @@ async function main(): Promise<BenchResults> {
   notes.push(
     `Every contender runs in its own Node process, as does the fake host app; autocannon and the fake miniapp run in the benchmark process. ${
       platformRuns === 'compiled'
-        ? 'Minibridge runs as a deployment runs it, `node` on the compiled dist/ (current in this run; ADR 0035); the other contenders and the fake host app through `node --import tsx`, whose code per request is node:http, pg and Express, which tsx does not transform.'
+        ? 'Minibridge runs as a deployment runs it, `node` on the compiled dist/ (current in this run; ADR 0035); the other contenders and the fake host app are compiled by tsc the same way for the run, so every process runs plain JavaScript.'
         : 'All of them through `node --import tsx` (dist/ did not match the sources in this run).'
     } Peak RSS is the process's VmHWM.`,
     `"paced p99" is the p99 of ${settings.pacedRate} req/s sent at even intervals (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
