@@ -18,16 +18,16 @@ export function createApp(platform: PlatformContext): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', platform.config.trustProxy);
-  app.use(
-    requestLog(app, platform.log, (_req, res, milliseconds) => {
-      const operation = String(res.locals.operationId ?? 'none');
-      platform.metrics.requests.inc({ operation, status: String(res.statusCode) });
-      platform.metrics.requestSeconds.observe({ operation }, milliseconds / 1000);
-    }),
-  );
-
+  const logRequest = requestLog(app, platform.log, (_req, res, milliseconds) => {
+    const operation = String(res.locals.operationId ?? 'none');
+    platform.metrics.requests.inc({ operation, status: String(res.statusCode) });
+    platform.metrics.requestSeconds.observe({ operation }, milliseconds / 1000);
+  });
   const router = express.Router({ strict: false });
-  app.use(mountOperations(router, platform, handlers));
+  const fixedPathOperations = mountOperations(router, platform, handlers);
+  // One middleware for both: every request is logged, then an operation on a fixed path (E1, E2,
+  // E5, the events) is answered without another walk through Express's router.
+  app.use((req: Request, res: Response, next: NextFunction) => logRequest(req, res, () => fixedPathOperations(req, res, next)));
   // Express answers OPTIONS itself with a text/plain list of methods; no operation documents
   // OPTIONS (partners call from servers, there is no CORS), so it falls through to the 405/404 below.
   app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? next() : router(req, res, next)));

@@ -7,6 +7,7 @@ import type { HandlerTable, OperationRequest, PlatformOperationId } from '../ope
 import type { Partner } from '../registry/registry.js';
 import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
+import { setOwn } from '../../contract/json.js';
 import { ClientAborted, readJsonBody } from '../../wire/rawBody.js';
 import { sendError, sendLastResort, sendReply } from './respond.js';
 
@@ -54,15 +55,7 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
               signatureInput((name) => header(req, name)),
             ),
           );
-        // `log` is read through: the request's child logger is made only if the handler logs.
-        const operationRequest = {
-          ...request,
-          caller,
-          requestId: req.id,
-          get log() {
-            return req.log;
-          },
-        };
+        const operationRequest = new IncomingOperation(request, caller, req);
         const reply = await handler.handle(operationRequest as unknown as OperationRequest<never>, platform);
         sendReply(res, reply);
       } catch (error) {
@@ -118,10 +111,47 @@ async function readRequest(req: Request, op: OperationContract) {
     if (parameter.in === 'path') params[parameter.name] = value;
     if (parameter.in === 'query') query[parameter.name] = value;
   }
-  const headers = Object.fromEntries(
-    Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]),
-  );
-  return { op, raw, body, params, query, headers };
+  return { op, raw, body, params, query };
+}
+
+/**
+ * What a handler gets (OperationRequest). The headers and the request's child logger are made
+ * only when the handler reads them: most handlers log nothing and read no header.
+ */
+class IncomingOperation {
+  readonly op: OperationContract;
+  readonly raw: Buffer;
+  readonly body: unknown;
+  readonly params: Record<string, string>;
+  readonly query: Record<string, string | undefined>;
+  readonly requestId: string;
+  #headers: Record<string, string | undefined> | undefined;
+
+  constructor(
+    request: Awaited<ReturnType<typeof readRequest>>,
+    readonly caller: Partner | undefined,
+    private readonly req: Request,
+  ) {
+    ({ op: this.op, raw: this.raw, body: this.body, params: this.params, query: this.query } = request);
+    this.requestId = req.id;
+  }
+
+  /** The request's headers, repeated ones joined as Node joins them (`set-cookie` is kept as a list). */
+  get headers(): Record<string, string | undefined> {
+    if (!this.#headers) {
+      const headers: Record<string, string | undefined> = {};
+      for (const name of Object.keys(this.req.headers)) {
+        const value = this.req.headers[name];
+        setOwn(headers, name, Array.isArray(value) ? value.join(', ') : value);
+      }
+      this.#headers = headers;
+    }
+    return this.#headers;
+  }
+
+  get log() {
+    return this.req.log;
+  }
 }
 
 /**
