@@ -115,10 +115,11 @@ async function readRequest(req: Request, op: OperationContract) {
 }
 
 /**
- * What a handler gets (OperationRequest). The headers and the request's child logger are made
- * only when the handler reads them: most handlers log nothing and read no header.
+ * What a handler gets: OperationRequest (checked here, all but the body, whose type depends on the
+ * operation). The headers and the request's child logger are made only when the handler reads
+ * them: most handlers log nothing and read no header.
  */
-class IncomingOperation {
+class IncomingOperation implements Omit<OperationRequest<PlatformOperationId>, 'body'> {
   readonly op: OperationContract;
   readonly raw: Buffer;
   readonly body: unknown;
@@ -136,7 +137,7 @@ class IncomingOperation {
     this.requestId = req.id;
   }
 
-  /** The request's headers, repeated ones joined as Node joins them (`set-cookie` is kept as a list). */
+  /** The request's headers, each one value: Node joins repeats itself, all but `set-cookie`, joined here with ', '. */
   get headers(): Record<string, string | undefined> {
     if (!this.#headers) {
       const headers: Record<string, string | undefined> = {};
