@@ -6,6 +6,7 @@ import { contractOperations } from '../contract/operations.js';
 import { maxHeaderBytes } from '../contract/limits.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createApp } from './http/app.js';
+import { appServerClasses } from './http/appServerClasses.js';
 import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
 import { createRateLimiters } from './http/rateLimiter.js';
@@ -90,8 +91,11 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     handling: new Set(),
   };
   const worker = new DeliveryWorker(platform);
+  const app = createApp(platform);
   const server = createServer(
     {
+      // Requests and responses born with Express's prototypes, so no request swaps one (ADR 0036).
+      ...appServerClasses(app),
       // A request (headers and body) must arrive in full within the time-out: a client that
       // trickles its body is cut with a 408 (ADR 0015). Node checks at this interval.
       requestTimeout: config.requestTimeoutMs,
@@ -100,7 +104,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       headersTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1_000, Math.max(config.requestTimeoutMs / 4, 50)),
     },
-    createApp(platform),
+    app,
   );
   // Longer than the 60 s idle time-out of common load balancers, so a proxy never reuses a
   // connection the platform is closing at that instant (ADR 0010).
