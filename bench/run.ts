@@ -3,7 +3,7 @@
  * what is measured and the environment knobs (BENCH_QUICK=1 for a short run).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -37,6 +37,9 @@ const settings = {
 };
 const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const cpuProfileDir = process.env.BENCH_CPU_PROF;
+/** BENCH_GC_TRACE=<file>: the Minibridge processes' V8 GC trace (--trace-gc-nvp), with the phases marked; see bench/gc-summary.ts. */
+const gcTrace = process.env.BENCH_GC_TRACE;
+const traceLine = (line: string) => appendFileSync(gcTrace!, `${Date.now()} ${line}\n`);
 /** BENCH_ONLY=a,b: run only these parts (for iterating on one figure); a partial run prints its table and writes no results file. */
 const parts = ['limit', 'durable', 'peer', 'fresh', 'pglite', 'ready', 'postgres', 'e6'] as const;
 const only = process.env.BENCH_ONLY?.split(',').map((part) => part.trim());
@@ -54,8 +57,18 @@ const children: ChildServer[] = [];
 let miniapp: Awaited<ReturnType<typeof startFakeMiniapp>>;
 
 async function child(script: string, env: NodeJS.ProcessEnv = {}, profile = false, loader: 'tsx' | 'node' = 'tsx'): Promise<ChildServer> {
-  const nodeFlags = profile && cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
-  const started = await startChild(isAbsolute(script) ? script : join(here, script), { env, nodeFlags, readyTimeoutMs: 120_000, loader });
+  const nodeFlags = [
+    ...(profile && cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
+    ...(profile && gcTrace ? ['--trace-gc', '--trace-gc-nvp'] : []),
+  ];
+  const onLine = profile && gcTrace ? traceLine : undefined;
+  const started = await startChild(isAbsolute(script) ? script : join(here, script), {
+    env,
+    nodeFlags,
+    readyTimeoutMs: 120_000,
+    loader,
+    onLine,
+  });
   children.push(started);
   return started;
 }
@@ -142,12 +155,15 @@ interface CpuSources {
 }
 
 async function measure(
+  name: string,
   url: string,
   headers: Record<string, string>,
   body: string,
   cpu?: CpuSources,
 ): Promise<{ saturated: LoadResult; paced: LoadResult; cpuMsPerRequest?: ContenderResult['cpuMsPerRequest'] }> {
   const base = { url, headers, body, connections: settings.connections };
+  const phase = (what: string) => gcTrace && traceLine(`# ${name} ${what}`);
+  phase('warm-up');
   await load({ ...base, durationSeconds: settings.warmupSeconds });
   // CPU over the saturated run only, from /proc: the contender, and its backends (found after
   // the warm-up, when its pool is open) when PostgreSQL runs on this machine.
@@ -156,18 +172,21 @@ async function measure(
   const database = cpuMeter(() => backends);
   own.start();
   database.start();
+  phase('saturated');
   const saturated = await load({ ...base, durationSeconds: settings.durationSeconds });
   const perRequest = (seconds: number) => (seconds * 1000) / Math.max(1, saturated.requests);
   const cpuMsPerRequest = cpu
     ? { process: perRequest(own.stop()), postgres: backends.length > 0 ? perRequest(database.stop()) : undefined }
     : undefined;
+  phase('paced');
   const steady = await paced({ ...base, durationSeconds: settings.pacedSeconds, rate: settings.pacedRate });
+  phase('end');
   return { saturated, paced: steady, cpuMsPerRequest };
 }
 
 async function contender(name: string, server: ChildServer, note?: string, postgres?: CpuSources['postgres']): Promise<ContenderResult> {
   log(`${name}: ${server.url}`);
-  const measured = await measure(server.url + E1_PATH, miniappHeaders, e1BodyTemplate(), { pid: server.pid, postgres });
+  const measured = await measure(name, server.url + E1_PATH, miniappHeaders, e1BodyTemplate(), { pid: server.pid, postgres });
   const peak = server.peakRssBytes();
   const result = { name, ...measured, peakRssMiB: peak === undefined ? undefined : peak / 1024 / 1024, note };
   log(
@@ -307,7 +326,7 @@ async function main(): Promise<BenchResults> {
   const sharedEnv = { BENCH_HOSTAPP_URL: hostapp.url };
 
   log('direct host app call');
-  const direct = await measure(`${hostapp.url}/create-order-payment`, { 'content-type': 'application/json' }, e1BodyTemplate());
+  const direct = await measure('direct', `${hostapp.url}/create-order-payment`, { 'content-type': 'application/json' }, e1BodyTemplate());
   const contenders: ContenderResult[] = [];
 
   if (runs('limit')) {
