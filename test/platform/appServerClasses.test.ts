@@ -1,15 +1,20 @@
 /**
  * The platform's requests and responses are born with Express's prototypes (ADR 0036), so the
  * Object.setPrototypeOf Express runs on each request changes nothing: checked where node:http
- * hands them over, before Express runs, on a bare app and on the platform's own server. And they
- * are still what Node and Express expect: an IncomingMessage and a ServerResponse that answer.
+ * hands them over, before Express runs, on a bare app and on the platform's own server. They are
+ * still what Node and Express expect (an IncomingMessage and a ServerResponse that answer), and
+ * V8 keeps them in fast mode.
  */
+import { execFile } from 'node:child_process';
 import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { appServerClasses } from '../../src/platform/http/appServerClasses.js';
 import { e1Body, PlatformHarness } from '../support/platformHarness.js';
+
+const objectShapes = fileURLToPath(new URL('./support/objectShapes.ts', import.meta.url));
 
 interface Arrival {
   request: object | null;
@@ -59,6 +64,32 @@ describe('a bare Express app served with appServerClasses', () => {
     expect(seenInRoute).toEqual([{ request: true, response: true, method: 'here' }]);
   });
 
+  test('what the app adds to its request prototype before is still there', async () => {
+    const decorated = express();
+    Object.defineProperty(decorated.request, 'greeting', { configurable: true, get: () => 'hello' });
+    decorated.get('/greet', (req, res) => {
+      res.json({ greeting: (req as unknown as { greeting: string }).greeting, app: req.app === decorated });
+    });
+    const decoratedServer = createServer({ ...appServerClasses(decorated) }, decorated);
+    await new Promise<void>((resolve) => decoratedServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(decoratedServer.address() as AddressInfo).port}/greet`);
+      expect(await answer.json()).toEqual({ greeting: 'hello', app: true });
+    } finally {
+      await new Promise<void>((resolve) => decoratedServer.close(() => resolve()));
+    }
+  });
+
+  test('V8 keeps the request and the response in fast mode once Express and a route used them', async () => {
+    // A constructor of our own that calls Node's on another object left them in dictionary mode.
+    const printed = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', objectShapes], { timeout: 60_000 }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
+    );
+    expect(JSON.parse(printed)).toEqual({ request: true, response: true });
+  }, 90_000);
+
   test('an unknown route still gets Express’s own 404', async () => {
     const answer = await fetch(`${url}/nowhere`);
     expect(answer.status).toBe(404);
@@ -81,9 +112,12 @@ describe('the platform server', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ order_payment_id: 'hop_classes_1' });
     expect(arrivals).toHaveLength(1);
-    // Express's request prototype (app.request) defines get(); IncomingMessage.prototype does not.
-    expect(arrivals[0]!.request).not.toBe(IncomingMessage.prototype);
-    expect(typeof (arrivals[0]!.request as { get?: unknown }).get).toBe('function');
-    expect(typeof (arrivals[0]!.response as { json?: unknown }).json).toBe('function');
+    // The app serving the requests is the server's other 'request' listener: its own prototypes,
+    // not another app's (which Express would swap in again on every request).
+    const served = harness.running.server.listeners('request').find((listener) => 'handle' in listener && 'request' in listener) as
+      express.Express | undefined;
+    expect(served).toBeDefined();
+    expect(arrivals[0]!.request).toBe(served!.request);
+    expect(arrivals[0]!.response).toBe(served!.response);
   });
 });
