@@ -29,7 +29,11 @@ export interface paths {
          *     returns the same `order_payment_id` without a second E3 call; with a different body it is
          *     refused (`IDEMPOTENCY_CONFLICT`); while the first call is still waiting for the host app a
          *     repeat gets `REQUEST_IN_PROGRESS`. A failed call releases the key, so retrying after
-         *     `HOSTAPP_UNAVAILABLE` is safe.
+         *     `HOSTAPP_UNAVAILABLE` is safe. A call cut short by a platform instance that stopped (a crash,
+         *     a lost database) holds its key for at most `x-reservation-stale-after-ms` (15 s: the host
+         *     app's 10 s for E3 plus the platform's bounded database work); a repeat after that asks the
+         *     host app again, which answers with the same `order_payment_id` for the same
+         *     `miniapp_order_id`.
          *
          *     **Errors** are HTTP 400 with `error_code` and `error_message`, as the spec says (HTTP-level
          *     errors keep their own status: 413, 415, 429). The host app has 10 s to answer E3.

@@ -25,6 +25,15 @@ export function requestTimeoutMs(): number {
 }
 let requestTimeout: number | undefined;
 
+/**
+ * How long an E1 idempotency reservation may stay pending before a repeat takes it over (its
+ * instance stopped mid-call): E1's `x-reservation-stale-after-ms`.
+ */
+export function reservationStaleAfterMs(): number {
+  return (reservationStale ??= operationInteger('createOrderPayment', 'x-reservation-stale-after-ms'));
+}
+let reservationStale: number | undefined;
+
 /** A list operation's page size when the `limit` parameter is absent, and the most it may ask for. */
 export interface PageSize {
   default: number;
@@ -51,6 +60,19 @@ function topLevelInteger(name: string): number {
   const value = (loadDocument('platform') as JsonObject)[name];
   if (!positiveInteger(value)) throw new Error(`the Platform API lost ${name} (a positive integer)`);
   return value;
+}
+
+/** An `x-` integer on the Platform API operation `operationId`. */
+function operationInteger(operationId: string, name: string): number {
+  for (const pathItem of Object.values(loadDocument('platform').paths ?? {})) {
+    for (const operation of Object.values(resolve(loadDocument('platform'), pathItem) ?? {})) {
+      if (typeof operation !== 'object' || operation === null || (operation as JsonObject).operationId !== operationId) continue;
+      const value = (operation as JsonObject)[name];
+      if (!positiveInteger(value)) throw new Error(`the Platform API lost ${name} on ${operationId} (a positive integer)`);
+      return value;
+    }
+  }
+  throw new Error(`the Platform API has no operation ${operationId}`);
 }
 
 function positiveInteger(value: unknown): value is number {
