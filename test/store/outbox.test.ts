@@ -1,6 +1,14 @@
 import { beforeEach, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { createStore, InvalidCursorError, type AttemptRecord, type ClaimedDelivery, type Store } from '../../src/platform/store/index.js';
+import {
+  createStore,
+  DatabaseUnavailableError,
+  InvalidCursorError,
+  lostAttemptError,
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type Store,
+} from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
 import { hours, manualClock, newOrderPayment, seconds, transitionTo } from './fixtures.js';
 
@@ -114,25 +122,89 @@ describeEachBackend('outbox', (database) => {
     expect(await store.outbox.countPending()).toBe(0);
   });
 
-  it('refuses to record an attempt once the lease passed to another claimer', async () => {
+  it('refuses to record an attempt once the lease passed to another claimer, which numbers its attempt after the lost one (ADR 0037)', async () => {
     const [id] = await makeDeliveries(1);
+    const leasedAt = clock.now();
     const slow = await claimOne();
+    expect(slow.attempt).toBe(1);
     clock.advance(lease.leaseMs + 1);
     const fast = await claimOne();
-    expect(fast.attempt).toBe(1);
+    // Attempt 1 went out and was never recorded: the next one is attempt 2, and 1 is on record as lost.
+    expect(fast.attempt).toBe(2);
+    const lost = [1, 'failed', undefined, lostAttemptError, leasedAt.toISOString(), lease.leaseMs];
+    const attemptsOf = async () =>
+      (await store.outbox.get(id!))?.attempts.map((a) => [a.attempt, a.outcome, a.http_status, a.error, a.started_at, a.duration_ms]);
+    expect(await store.outbox.get(id!)).toMatchObject({ status: 'pending', attempts_made: 1, last_error: lostAttemptError });
+    expect(await attemptsOf()).toEqual([lost]);
 
     const attempt = { delivery_id: id!, started_at: clock.now(), duration_ms: 5 };
     expect(
       await store.outbox.recordAttempt({ ...attempt, lease_id: slow.lease_id, result: { outcome: 'delivered', http_status: 200 } }),
     ).toBeNull();
-    expect(await store.outbox.get(id!)).toMatchObject({ status: 'pending', attempts_made: 0, attempts: [] });
+    expect(await store.outbox.get(id!)).toMatchObject({ status: 'pending', attempts_made: 1 });
 
     expect(
       await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: 'delivered', http_status: 200 } }),
-    ).toMatchObject({ status: 'delivered', attempts_made: 1 });
+    ).toMatchObject({ status: 'delivered', attempts_made: 2, last_error: null });
+    expect(await attemptsOf()).toEqual([lost, [2, 'delivered', 200, undefined, attempt.started_at.toISOString(), 5]]);
     expect(
       await store.outbox.recordAttempt({ ...attempt, lease_id: fast.lease_id, result: { outcome: 'delivered', http_status: 200 } }),
     ).toBeNull();
+  });
+
+  /** The store over a database whose next `count` statements are sent and committed, then their answers lost with the connection. */
+  function answersLost(count: number): Store {
+    let left = count;
+    const lose = async <T>(statement: () => Promise<T>): Promise<T> => {
+      const result = await statement();
+      if (left-- > 0) throw new DatabaseUnavailableError('the database connection failed');
+      return result;
+    };
+    const db = database.db;
+    return createStore(
+      { ...db, query: (sql, params) => lose(() => db.query(sql, params)), transaction: (fn) => lose(() => db.transaction(fn)) },
+      { clock: clock.now },
+    );
+  }
+
+  it('finds the leases a claim took when the database lost its answer, so their attempts start at once (ADR 0037)', async () => {
+    const ids = await makeDeliveries(3);
+    const lossy = answersLost(1);
+    await expect(lossy.outbox.claimDue({ ...lease, limit: 2 })).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    // Nobody else may take them while the lease lasts, and the claimer gets them back, numbered.
+    expect((await store.outbox.claimDue(lease)).map((c) => c.delivery.delivery_id)).toEqual([ids[2]]);
+    const recovered = await lossy.outbox.recoverLeases();
+    expect(recovered.map((c) => [c.delivery.delivery_id, c.attempt])).toEqual([
+      [ids[0], 1],
+      [ids[1], 1],
+    ]);
+    expect(await lossy.outbox.recoverLeases()).toEqual([]);
+    // A recovered lease records like any other.
+    expect(await lossy.outbox.recordAttempt(deliveredAttempt(recovered[0]!))).toMatchObject({ status: 'delivered', attempts_made: 1 });
+    // A lease lost and already ended is not recovered: the next claim counts its attempt lost.
+    await expect(lossy.outbox.claimDue(lease)).resolves.toEqual([]);
+    const again = answersLost(1);
+    clock.advance(lease.leaseMs + 1);
+    await expect(again.outbox.claimDue({ ...lease, limit: 1 })).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    clock.advance(lease.leaseMs + 1);
+    expect(await again.outbox.recoverLeases()).toEqual([]);
+  });
+
+  it('finds the successors a hand-off leased when the database lost the answer of the record', async () => {
+    await makeDeliveriesFor(['ma_a', 'ma_a', 'ma_a']);
+    const bounded = { limit: 50, leaseMs: seconds(30), maxInFlightPerMiniapp: 1 };
+    const [first] = await store.outbox.claimDue(bounded);
+    const lossy = answersLost(1);
+    // The record committed; its answer was lost, so the record is tried again and finds it made.
+    expect(await lossy.outbox.recordAndHandOff(deliveredAttempt(first!), { leaseMs: seconds(30) })).toEqual({
+      delivery: null,
+      successors: [],
+    });
+    expect(await store.outbox.get(first!.delivery.delivery_id)).toMatchObject({ status: 'delivered', attempts_made: 1 });
+    const recovered = await lossy.outbox.recoverLeases();
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0]!.delivery.delivery_id).not.toBe(first!.delivery.delivery_id);
+    expect(await store.outbox.claimDue(bounded)).toEqual([]);
   });
 
   it('lists deliveries newest first, page by page, optionally by status', async () => {
@@ -353,7 +425,8 @@ describeEachBackend('outbox', (database) => {
     // already free (a claim may have filled it), so it is not handed on.
     clock.advance(bounded.leaseMs + 1);
     const late = await store.outbox.recordAndHandOff(deliveredAttempt(again!), handOff);
-    expect(late.delivery).toMatchObject({ status: 'delivered', attempts_made: 1 });
+    expect(again!.attempt).toBe(2);
+    expect(late.delivery).toMatchObject({ status: 'delivered', attempts_made: 2 });
     expect(late.successors).toEqual([]);
     expect(await store.outbox.claimDue(bounded)).toHaveLength(1);
   });

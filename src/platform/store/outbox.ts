@@ -1,4 +1,6 @@
 import type { components } from '../../../generated/types/platform.js';
+import { randomUUID } from 'node:crypto';
+import { DatabaseUnavailableError } from './availability.js';
 import { batched, type BatchOptions } from './batch.js';
 import type { Db } from './db.js';
 import { addMs, isoOrNull, type Clock } from './time.js';
@@ -92,6 +94,11 @@ export interface Outbox {
    * instance) gets none, so a slow miniapp holds at most that many leases (ADR 0008).
    */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
+  /**
+   * The live leases taken by this process's lease statements whose answer was lost with the
+   * database (ADR 0037): the caller makes their attempts now instead of after the leases end.
+   */
+  recoverLeases(): Promise<ClaimedDelivery[]>;
   /** Records one attempt; null when the lease was lost (nothing recorded). */
   recordAttempt(record: AttemptRecord): Promise<Delivery | null>;
   /**
@@ -113,6 +120,8 @@ interface DeliveryRow extends NewDelivery {
   seq: string;
   status: DeliveryStatus;
   attempts_made: number;
+  /** Attempts begun (leases taken); null on rows from before it was counted: attempts_made. */
+  attempts_started: number | null;
   next_attempt_at: Date | null;
   lease_id: string | null;
   horizon_started_at: Date;
@@ -142,6 +151,7 @@ const deliveryColumnExpressions: Record<keyof DeliveryRow, string> = {
   body: 'body',
   status: 'status',
   attempts_made: 'attempts_made',
+  attempts_started: 'attempts_started',
   next_attempt_at: 'next_attempt_at',
   lease_id: 'lease_id::text',
   horizon_started_at: 'horizon_started_at',
@@ -192,7 +202,8 @@ function toClaimed(row: DeliveryRow): ClaimedDelivery {
   return {
     delivery: toDelivery(row),
     body: row.body,
-    attempt: row.attempts_made + 1,
+    // The lease just taken counted this attempt (ADR 0037).
+    attempt: row.attempts_started ?? row.attempts_made + 1,
     lease_id: row.lease_id!,
     horizon_started_at: row.horizon_started_at.toISOString(),
   };
@@ -226,6 +237,48 @@ export function insertDeliverySql(source: string, p: { deliveryId: string; event
       ${p.body}::text, 'pending', updated_at, updated_at, updated_at
     FROM ${source}
     RETURNING *`;
+}
+
+/** The error recorded for an attempt whose outcome never was (ADR 0037). */
+export const lostAttemptError =
+  'no outcome recorded: the lease ended first (the instance making the attempt stopped or lost its database); the miniapp may or may not have received it';
+
+/**
+ * The CTEs that lease the deliveries `rows` selects (a subquery of delivery_ids) until `until`,
+ * as `<name>` (it returns every column: select them with deliveryColumns). Taking a lease starts
+ * an attempt and counts it (`attempts_started`, ADR 0037), so an attempt is numbered 1, 2, …
+ * whatever happens to the instance making it. A delivery whose last lease ended without its
+ * attempt recorded (the instance died) gets that attempt recorded now, failed with
+ * lostAttemptError, before the new one is numbered after it. The guard repeats the lease
+ * conditions and that no attempt started since the rows were read, so a delivery is never
+ * leased twice. The claim and the slot hand-off both lease through this one statement part.
+ * Every delivery a statement leases gets the statement's one lease id (`leaseId`, made here,
+ * not by the database): should the statement's answer be lost with its connection, the leases
+ * it may have committed are found by that id once the database is back (recoverLeases).
+ */
+function leaseSql(name: string, rows: string, p: { now: string; until: string; leaseId: string }): string {
+  return `${name}_targets AS (
+      SELECT d.delivery_id, COALESCE(d.attempts_started, d.attempts_made) AS started, d.attempts_made AS made,
+        d.leased_at AS previous_leased_at, d.lease_until AS previous_lease_until
+      FROM deliveries d WHERE d.delivery_id IN (${rows})
+    ),
+    ${name} AS (
+      UPDATE deliveries d SET lease_id = ${p.leaseId}::uuid, lease_until = ${p.until}, leased_at = ${p.now},
+        attempts_made = t.started, attempts_started = t.started + 1,
+        last_error = CASE WHEN t.started > t.made THEN '${lostAttemptError}' ELSE d.last_error END
+      FROM ${name}_targets t
+      WHERE d.delivery_id = t.delivery_id AND COALESCE(d.attempts_started, d.attempts_made) = t.started
+        AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < ${p.now})
+      RETURNING d.*, t.started > t.made AS lost_attempt, t.previous_leased_at, t.previous_lease_until
+    ),
+    ${name}_lost AS (
+      INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
+      SELECT delivery_id, attempts_made, COALESCE(previous_leased_at, previous_lease_until, ${p.now}),
+        GREATEST(0, floor(EXTRACT(EPOCH FROM (previous_lease_until - COALESCE(previous_leased_at, previous_lease_until))) * 1000))::int,
+        'failed', NULL, '${lostAttemptError}'
+      FROM ${name} WHERE lost_attempt
+      ON CONFLICT (delivery_id, attempt) DO NOTHING
+    )`;
 }
 
 /**
@@ -293,12 +346,7 @@ const recordBatchStatement = {
         FOR UPDATE SKIP LOCKED
       ) s
     ),
-    handed AS (
-      UPDATE deliveries d SET lease_id = gen_random_uuid(), lease_until = $12
-      WHERE d.delivery_id = ANY (ARRAY(SELECT delivery_id FROM successors))
-        AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < $1)
-      RETURNING d.*
-    )
+    ${leaseSql('handed', 'SELECT delivery_id FROM successors', { now: '$1', until: '$12', leaseId: '$13' })}
     SELECT false AS handed, ${deliveryColumns('recorded')} FROM recorded
     UNION ALL
     SELECT true AS handed, ${deliveryColumns('handed')} FROM handed`,
@@ -344,36 +392,54 @@ const claimStatement = {
       WHERE $4::integer IS NULL OR leased + place <= $4::integer
       ORDER BY next_attempt_at
       LIMIT $3
-    )
-    UPDATE deliveries SET lease_id = gen_random_uuid(), lease_until = $2
-    WHERE delivery_id IN (SELECT delivery_id FROM chosen)
-      AND status = 'pending' AND (lease_until IS NULL OR lease_until < $1)
-    RETURNING ${deliveryColumns('deliveries')}`,
+    ),
+    ${leaseSql('claimed', 'SELECT delivery_id FROM chosen', { now: '$1', until: '$2', leaseId: '$6' })}
+    SELECT ${deliveryColumns('claimed')} FROM claimed`,
 };
 
 export function createOutbox(db: Db, clock: Clock): Outbox {
+  /**
+   * The lease ids of statements whose answer was lost with the database (ADR 0037): each may have
+   * committed leases nobody in this process knows of. recoverLeases finds them once it is back,
+   * so their attempts start then rather than after the leases run out.
+   */
+  const uncertainLeases = new Set<string>();
+  async function leasing<T>(leaseId: string, statement: () => Promise<T>): Promise<T> {
+    try {
+      return await statement();
+    } catch (error) {
+      if (error instanceof DatabaseUnavailableError) uncertainLeases.add(leaseId);
+      throw error;
+    }
+  }
+
   /** One statement for `items`, whose delivery_ids are distinct. */
   async function recordDistinct(items: RecordItem[]): Promise<RecordedAttempt[]> {
     const now = clock();
+    const leaseId = randomUUID();
     const column = <T>(pick: (record: AttemptRecord) => T) => items.map(({ record }) => pick(record));
     const failed = (record: AttemptRecord) => (record.result.outcome === 'failed' ? record.result : undefined);
     const leases = items.flatMap(({ handOff }) => (handOff ? [handOff.leaseMs] : []));
     const shortestLease = leases.length > 0 ? Math.min(...leases) : undefined;
-    const rows = await db.query<DeliveryRow & { handed: boolean }>(recordBatchStatement, [
-      now,
-      column((r) => r.delivery_id),
-      column((r) => r.lease_id),
-      column((r): DeliveryStatus => (!failed(r) ? 'delivered' : failed(r)!.retry_at ? 'pending' : 'dead')),
-      column((r) => failed(r)?.retry_at ?? null),
-      column((r) => failed(r)?.error ?? null),
-      column((r) => r.started_at),
-      column((r) => r.duration_ms),
-      column((r) => r.result.outcome),
-      column((r) => r.result.http_status ?? null),
-      items.map(({ handOff }) => handOff !== null),
-      // One lease end for the statement's successors: the shortest asked for.
-      shortestLease === undefined ? null : addMs(now, shortestLease),
-    ]);
+    const handsOff = items.some(({ handOff }) => handOff !== null);
+    const send = () =>
+      db.query<DeliveryRow & { handed: boolean }>(recordBatchStatement, [
+        now,
+        column((r) => r.delivery_id),
+        column((r) => r.lease_id),
+        column((r): DeliveryStatus => (!failed(r) ? 'delivered' : failed(r)!.retry_at ? 'pending' : 'dead')),
+        column((r) => failed(r)?.retry_at ?? null),
+        column((r) => failed(r)?.error ?? null),
+        column((r) => r.started_at),
+        column((r) => r.duration_ms),
+        column((r) => r.result.outcome),
+        column((r) => r.result.http_status ?? null),
+        items.map(({ handOff }) => handOff !== null),
+        // One lease end for the statement's successors: the shortest asked for.
+        shortestLease === undefined ? null : addMs(now, shortestLease),
+        leaseId,
+      ]);
+    const rows = handsOff ? await leasing(leaseId, send) : await send();
     const recorded = new Map(rows.filter((row) => !row.handed).map((row) => [row.delivery_id, row]));
     const results: RecordedAttempt[] = items.map(({ record }) => {
       const row = recorded.get(record.delivery_id);
@@ -477,12 +543,34 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       const now = clock();
       // Claims from every instance take turns (a transaction-scoped advisory lock), so the count
       // of leases each miniapp holds cannot change between reading it and adding to it.
-      const rows = await db.transaction(async (tx) => {
-        await tx.query(claimLockStatement);
-        // Enough candidates to fill the batch even when several miniapps each rank past their bound.
-        const candidates = limit * (maxInFlightPerMiniapp ?? 1);
-        return tx.query<DeliveryRow>(claimStatement, [now, addMs(now, leaseMs), limit, maxInFlightPerMiniapp ?? null, candidates]);
-      });
+      const leaseId = randomUUID();
+      const rows = await leasing(leaseId, () =>
+        db.transaction(async (tx) => {
+          await tx.query(claimLockStatement);
+          // Enough candidates to fill the batch even when several miniapps each rank past their bound.
+          const candidates = limit * (maxInFlightPerMiniapp ?? 1);
+          return tx.query<DeliveryRow>(claimStatement, [
+            now,
+            addMs(now, leaseMs),
+            limit,
+            maxInFlightPerMiniapp ?? null,
+            candidates,
+            leaseId,
+          ]);
+        }),
+      );
+      return rows.sort(byDueTime).map(toClaimed);
+    },
+
+    async recoverLeases() {
+      if (uncertainLeases.size === 0) return [];
+      const leaseIds = [...uncertainLeases];
+      const rows = await db.query<DeliveryRow>(
+        `SELECT ${deliveryColumns('deliveries')} FROM deliveries
+         WHERE lease_id = ANY($1::uuid[]) AND lease_until > $2 AND status = 'pending'`,
+        [leaseIds, clock()],
+      );
+      for (const leaseId of leaseIds) uncertainLeases.delete(leaseId);
       return rows.sort(byDueTime).map(toClaimed);
     },
 
