@@ -1,5 +1,6 @@
 import { requestTimeoutMs } from '../contract/limits.js';
 import { contractRateLimits } from './http/rateLimiter.js';
+import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './store/db.js';
 
 /**
  * Configuration from the environment (documented in the README). Without MINIBRIDGE_REGISTRY the
@@ -10,6 +11,8 @@ export interface Config {
   host: string;
   /** PostgreSQL URL; without it the embedded PGlite database in `dataDir` is used. */
   databaseUrl: string | undefined;
+  /** How long PostgreSQL may take to give a connection and to answer a statement (ADR 0037). */
+  databaseTimeouts: DatabaseTimeouts;
   dataDir: string;
   /** Redis URL (REDIS_URL); when set, the rate-limit budgets are shared there instead of in the database (ADR 0029). */
   redisUrl: string | undefined;
@@ -41,6 +44,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env.PORT, DEFAULT_PORT),
     host: env.HOST ?? '0.0.0.0',
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseTimeouts: {
+      connectMs: integer(env.MINIBRIDGE_DATABASE_CONNECT_TIMEOUT_MS, defaultDatabaseTimeouts.connectMs),
+      statementMs: integer(env.MINIBRIDGE_DATABASE_STATEMENT_TIMEOUT_MS, defaultDatabaseTimeouts.statementMs),
+    },
     dataDir: env.MINIBRIDGE_DATA_DIR ?? '.data/pglite',
     redisUrl: env.REDIS_URL || undefined,
     redisKeyPrefix: env.MINIBRIDGE_REDIS_PREFIX ?? 'minibridge:ratelimit:',

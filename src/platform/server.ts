@@ -16,6 +16,7 @@ import type { PlatformContext } from './context.js';
 import { PartnerDirectory } from './dashboard/directory.js';
 import { DEV_SECRETS_KEY, SecretBox } from './dashboard/secrets.js';
 import { loadRegistry } from './registry/loadRegistry.js';
+import { checkReservationWindow } from './payments/reservationWindow.js';
 import type { Registry } from './registry/registry.js';
 import { openStore, type Store } from './store/index.js';
 
@@ -44,11 +45,13 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const config: Config = { ...configFromEnv(), ...options.config };
   const log = options.log ?? createLogger(config.logLevel);
   // The database opens (PGlite boots, PostgreSQL connects) while the registry and the contract are read.
-  const opening = options.store ?? openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir });
+  const opening =
+    options.store ?? openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts });
   let registry: Registry | undefined;
   try {
     registry = options.registry ?? (config.registryPath ? loadRegistry(config.registryPath) : undefined);
     contractOperations();
+    checkReservationWindow(config.databaseTimeouts);
   } catch (error) {
     await opening.then(
       (store) => store.close(),
@@ -59,7 +62,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const store = await opening;
   if (!config.secretsKey)
     log.warn('MINIBRIDGE_SECRETS_KEY is not set: partner secrets are sealed with the published development key (ADR 0027)');
-  const partners = new PartnerDirectory(store, new SecretBox(config.secretsKey ?? DEV_SECRETS_KEY), log, config.databaseUrl);
+  const partners = new PartnerDirectory(store, new SecretBox(config.secretsKey ?? DEV_SECRETS_KEY), log);
   try {
     // The registry file (or the sandbox's) seeds the database; from then on the database rules (ADR 0027).
     if (registry) await partners.importRegistry(registry);
@@ -70,6 +73,17 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     throw error;
   }
   const metrics = createMetrics(() => store.outbox.countPending());
+  // One line and one metric change per outage, however many statements it fails (ADR 0037).
+  const stopReportingDatabase = store.db.availability.onChange((up) => {
+    metrics.databaseUp.set(up ? 1 : 0);
+    if (up) log.info('the database answers again; serving and delivering as before');
+    else {
+      metrics.databaseOutages.inc();
+      log.error(
+        'the database is unavailable: requests that need it are answered UNKNOWN_ERROR (retry later) until it is back; reconnecting',
+      );
+    }
+  });
   const sharedLimits = await openSharedLimits(config, store, log, metrics);
   const platform: PlatformContext = {
     config,
@@ -126,6 +140,10 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      // One deadline for the whole stop (ADR 0037): requests in flight, then the worker and the
+      // database, each get what is left of the grace, whatever the database or partners do.
+      const deadline = performance.now() + config.shutdownGraceMs;
+      const left = () => Math.max(0, deadline - performance.now());
       platform.accepting = false;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       connections.closeWhenIdle();
@@ -133,12 +151,25 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       await closed;
       clearTimeout(grace);
       // A client that left does not end its request's handling: finish it before the database closes.
-      await settledWithin([...platform.handling], config.shutdownGraceMs);
-      await worker.stop();
-      await partners.close();
-      await sharedLimits.close();
-      await store.close();
-      log.info('minibridge platform stopped');
+      await settledWithin([...platform.handling], left());
+      const finished = await settledWithin(
+        [
+          (async () => {
+            await worker.stop();
+            await partners.close();
+            await sharedLimits.close();
+            stopReportingDatabase();
+            await store.close();
+          })(),
+        ],
+        left(),
+      );
+      if (finished) log.info('minibridge platform stopped');
+      else
+        log.warn(
+          { grace_ms: config.shutdownGraceMs },
+          'minibridge platform stopped at the end of its grace, before the worker or the database had closed',
+        );
     })());
   return { url, platform, server, close };
 }
@@ -161,9 +192,13 @@ export function createLogger(level: string): Logger {
   });
 }
 
-/** Waits for `work` to settle, for at most `ms`. */
-async function settledWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+/** Waits for `work` to settle, for at most `ms`; true when it did. */
+async function settledWithin(work: Promise<unknown>[], ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.allSettled(work), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  const settled = await Promise.race([
+    Promise.allSettled(work).then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
+  return settled;
 }

@@ -1,14 +1,13 @@
 import type { Logger } from 'pino';
 import { IpAllowList } from '../auth/ipAllowList.js';
 import { Registry, type Hostapp, type Miniapp } from '../registry/registry.js';
-import type { Queryable, Store, PartnerRow, CredentialRow, PartnerKind } from '../store/index.js';
+import type { Listening, Queryable, Store, PartnerRow, CredentialRow, PartnerKind } from '../store/index.js';
 import { PARTNERS_CHANNEL } from '../store/index.js';
 import type { SecretBox } from './secrets.js';
 import { changesBetween, hostappSettingsOf, miniappSettingsOf, typeOf, type HostappSettings, type MiniappSettings } from './settings.js';
 
-/** How often the snapshot is re-read even without a notification (a lost LISTEN connection). */
+/** How often the snapshot is re-read even without a notification (a notification lost with its connection). */
 const SAFETY_REFRESH_MS = 30_000;
-const RECONNECT_MS = 500;
 
 /**
  * The partners the platform serves, read from the database (ADR 0028). Requests look partners up
@@ -20,36 +19,57 @@ export class PartnerDirectory {
   private snapshot: Registry = Registry.of([], []);
   private refreshing: Promise<void> | undefined;
   private again = false;
-  private listener: { end(): Promise<void> } | undefined;
+  private listener: Listening | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private closed = false;
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
     readonly box: SecretBox,
     private readonly log: Logger,
-    private readonly databaseUrl: string | undefined,
   ) {}
 
   get current(): Registry {
     return this.snapshot;
   }
 
+  /**
+   * Reads the partners, listens for changes (PostgreSQL) and re-reads every SAFETY_REFRESH_MS.
+   * While the database is down the snapshot in memory keeps serving and nothing is re-read;
+   * when it is back (or the listener reconnects), the snapshot is re-read at once, since a
+   * change made meanwhile was announced to nobody (ADR 0037).
+   */
   async start(): Promise<void> {
     await this.refresh();
-    if (this.databaseUrl) await this.listen();
-    this.timer = setInterval(
-      () => void this.refresh().catch((error: Error) => this.log.warn({ err: error }, 'partner refresh failed')),
-      SAFETY_REFRESH_MS,
-    );
+    const { db } = this.store;
+    if (db.backend === 'postgres') {
+      const [{ schema }] = (await db.query<{ schema: string }>('SELECT current_schema() AS schema')) as [{ schema: string }];
+      this.listener = await db.listen(
+        PARTNERS_CHANNEL,
+        (payload) => {
+          if (payload === schema) this.refreshQuietly();
+        },
+        () => this.refreshQuietly(),
+      );
+    }
+    this.stopWatching = db.availability.onChange((up) => {
+      if (up) this.refreshQuietly();
+    });
+    this.timer = setInterval(() => {
+      if (db.availability.up) this.refreshQuietly();
+    }, SAFETY_REFRESH_MS);
     this.timer.unref();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     clearInterval(this.timer);
+    this.stopWatching?.();
     await this.listener?.end().catch(() => undefined);
     await this.refreshing?.catch(() => undefined);
+  }
+
+  private refreshQuietly(): void {
+    this.refresh().catch((error: Error) => this.log.warn({ err: error }, 'partner refresh failed; the last snapshot keeps serving'));
   }
 
   /** Re-reads the partners; concurrent calls share one read, and a call during a read runs another after it. */
@@ -144,42 +164,6 @@ export class PartnerDirectory {
       }
     }
     return Registry.of(hostapps, miniapps);
-  }
-
-  private async listen(): Promise<void> {
-    const { default: pgModule } = await import('pg');
-    const client = new pgModule.Client({ connectionString: this.databaseUrl });
-    const reconnect = () => {
-      if (this.closed) return;
-      this.listener = undefined;
-      setTimeout(() => {
-        if (this.closed) return;
-        this.listen()
-          .then(() => this.refresh())
-          .catch((error: Error) => {
-            this.log.warn({ err: error }, 'partner notifications: cannot listen, retrying');
-            reconnect();
-          });
-      }, RECONNECT_MS).unref();
-    };
-    client.on('error', (error) => {
-      this.log.warn({ err: error }, 'partner notifications: connection lost');
-      void client.end().catch(() => undefined);
-    });
-    client.on('end', reconnect);
-    await client.connect();
-    const [{ schema }] = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows as [{ schema: string }];
-    client.on('notification', (message) => {
-      if (message.channel !== PARTNERS_CHANNEL || message.payload !== schema) return;
-      this.refresh().catch((error: Error) => this.log.warn({ err: error }, 'partner refresh failed'));
-    });
-    await client.query(`LISTEN ${PARTNERS_CHANNEL}`);
-    this.listener = {
-      end: async () => {
-        client.removeAllListeners('end');
-        await client.end();
-      },
-    };
   }
 
   /**

@@ -4,7 +4,7 @@ import type { JsonText } from '../../contract/json.js';
 import { operation } from '../../contract/operations.js';
 import { deliverOrderCompletion } from '../outbound/miniappCalls.js';
 import type { PlatformContext } from '../context.js';
-import type { AttemptRecord, ClaimedDelivery, Clock } from '../store/index.js';
+import { DatabaseUnavailableError, type AttemptRecord, type ClaimedDelivery, type Clock, type RecordedAttempt } from '../store/index.js';
 import { checkLease, deliveryLimits } from './deliveryLimits.js';
 import { nextAttemptAt, retrySchedule } from './retrySchedule.js';
 
@@ -45,6 +45,8 @@ export class DeliveryWorker {
   /** Attempts open on this instance per miniapp (app_id). */
   private readonly openByMiniapp = new Map<string, number>();
   private answersPrepared = false;
+  /** Aborted by stop(): ends the waits for the database. */
+  private stopping = new AbortController();
   /** A finished attempt wakes the loop when its miniapp has at most this many open here. */
   private readonly refillMark: number;
   private readonly schedule = retrySchedule();
@@ -66,12 +68,14 @@ export class DeliveryWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = new AbortController();
     this.loop = this.run();
   }
 
   /** Stops claiming, then waits for the attempts in flight (each ends within the E6 time-out). */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort();
     this.wake();
     await this.loop;
     await this.settled();
@@ -99,6 +103,10 @@ export class DeliveryWorker {
    */
   async tick(): Promise<ClaimedDelivery[]> {
     const { batchSize, leaseMs } = this.platform.config.worker;
+    // Leases taken by statements whose answer the database lost are found first (ADR 0037).
+    const recovered = await this.platform.store.outbox.recoverLeases();
+    if (recovered.length > 0) this.prepareAnswers();
+    for (const delivery of recovered) this.track(delivery);
     const claimed = await this.platform.store.outbox.claimDue({
       limit: batchSize,
       leaseMs,
@@ -106,7 +114,7 @@ export class DeliveryWorker {
     });
     if (claimed.length > 0) this.prepareAnswers();
     for (const delivery of claimed) this.track(delivery);
-    return claimed;
+    return [...recovered, ...claimed];
   }
 
   /**
@@ -124,12 +132,22 @@ export class DeliveryWorker {
 
   private async run(): Promise<void> {
     const { pollMs } = this.platform.config.worker;
+    const { availability } = this.platform.store.db;
     while (this.running) {
+      // While the database is down nothing can be claimed: wait for it rather than poll it
+      // (ADR 0037). The store has reported the outage; the worker says only that it waits.
+      if (!availability.up) {
+        this.platform.log.warn('E6 worker paused: the database is unavailable; it resumes when the database answers');
+        await availability.whenUp(this.stopping.signal).catch(() => undefined);
+        if (this.running) this.platform.log.info('E6 worker resumed');
+        continue;
+      }
       let claimed = 0;
       try {
         claimed = (await this.tick()).length;
       } catch (error) {
-        this.platform.log.error({ err: error }, 'E6 worker cycle failed; retrying after the poll interval');
+        if (!(error instanceof DatabaseUnavailableError))
+          this.platform.log.error({ err: error }, 'E6 worker cycle failed; retrying after the poll interval');
       }
       // Anything claimed means more may be due (a claim ranks a bounded window): claim again
       // at once; an empty claim waits for the poll interval or a wake-up.
@@ -170,6 +188,33 @@ export class DeliveryWorker {
       .finally(() => (this.wakeUp = undefined));
   }
 
+  /**
+   * Records an attempt's outcome. While the loop runs, the slot this attempt frees passes straight
+   * to its miniapp's next due delivery in the statement that records it (ADR 0033); a stopping
+   * worker only records. When the database is down the outcome is kept and recorded once it is
+   * back, for as long as the lease lasts (ADR 0037): a miniapp that acknowledged during an outage
+   * is not called again for it. Past the lease, the attempt is left to be counted lost and retried.
+   */
+  private async record(record: AttemptRecord, startedAt: Date): Promise<RecordedAttempt> {
+    const { outbox, db } = this.platform.store;
+    const { leaseMs } = this.platform.config.worker;
+    // A second short of the lease's end, so the record never races another instance's claim.
+    const leaseEnds = startedAt.getTime() + leaseMs - 1_000;
+    for (;;) {
+      try {
+        return this.running
+          ? await outbox.recordAndHandOff(record, { leaseMs })
+          : { delivery: await outbox.recordAttempt(record), successors: [] };
+      } catch (error) {
+        const left = leaseEnds - this.clock().getTime();
+        if (!(error instanceof DatabaseUnavailableError) || left <= 0 || this.stopping.signal.aborted) throw error;
+        const waiting = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(left)]);
+        await db.availability.whenUp(waiting).catch(() => undefined);
+        if (!db.availability.up) throw error;
+      }
+    }
+  }
+
   private async attempt(claimed: ClaimedDelivery): Promise<void> {
     const { delivery } = claimed;
     const startedAt = this.clock();
@@ -199,18 +244,17 @@ export class DeliveryWorker {
         ? { outcome: 'delivered', http_status: httpStatus ?? 200 }
         : { outcome: 'failed', http_status: httpStatus, error: error ?? 'failed', retry_at: retryAt },
     };
-    // While the loop runs, the slot this attempt frees passes straight to its miniapp's next due
-    // delivery in the statement that records it (ADR 0033); a stopping worker only records.
-    const { outbox } = this.platform.store;
-    const { delivery: recorded, successors } = this.running
-      ? await outbox.recordAndHandOff(record, { leaseMs: this.platform.config.worker.leaseMs })
-      : { delivery: await outbox.recordAttempt(record), successors: [] };
+    const { delivery: recorded, successors } = await this.record(record, startedAt);
     // Started before this attempt counts as ended, so settled() and stop() wait for them too.
     for (const successor of successors) this.track(successor);
     const outcome = acknowledged ? 'delivered' : retryAt ? 'retry' : 'dead';
     this.platform.metrics.deliveries.inc({ outcome });
     const fields = { delivery_id: delivery.delivery_id, event_id: delivery.event_id, attempt: claimed.attempt, outcome };
-    if (!recorded) this.platform.log.warn(fields, 'E6 attempt made after the lease was lost; another instance owns the delivery now');
+    if (!recorded)
+      this.platform.log.warn(
+        fields,
+        'E6 attempt not recorded by this instance: its lease passed to another instance, or an earlier try of the record committed before the database lost its answer',
+      );
     else if (outcome === 'delivered') this.platform.log.info(fields, 'E6 delivered');
     else this.platform.log.warn({ ...fields, error, next_attempt_at: retryAt }, 'E6 attempt failed');
   }

@@ -4,6 +4,7 @@ import { loadDocument, resolve } from '../../contract/documents.js';
 import { stringifyLossless } from '../../contract/json.js';
 import type { OperationContract } from '../../contract/operations.js';
 import { ApiError, documentedError, type ErrorBody } from '../../contract/errors.js';
+import { DatabaseUnavailableError } from '../store/index.js';
 
 /**
  * The contract's limit on `error_message`; longer messages are cut to it (they embed input). Read
@@ -54,6 +55,12 @@ export function sendError(res: Response, error: unknown, op: OperationContract |
 }
 
 function unexpected(error: unknown, log: Logger): ApiError {
+  // An outage is expected and already reported once by the store (ADR 0037): one warning line
+  // per request, without a stack, rather than an error with a trace for every request it fails.
+  if (error instanceof DatabaseUnavailableError) {
+    log.warn({ reason: error.message }, 'answered UNKNOWN_ERROR: the database is unavailable');
+    return new ApiError('UNKNOWN_ERROR', `the platform cannot reach its database (${error.message}); retry in a few seconds`);
+  }
   log.error({ err: error }, 'unexpected failure');
   return new ApiError('UNKNOWN_ERROR', 'something went wrong on the platform; retry later');
 }

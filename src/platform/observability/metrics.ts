@@ -11,8 +11,16 @@ export interface Metrics {
   events: Counter<'direction' | 'outcome'>;
   /** Requests counted by the instance's own budget because the shared rate-limit store failed (ADR 0029). */
   rateLimitFallbacks: Counter<'store'>;
+  /** 1 while the database answers, 0 during an outage (ADR 0037). */
+  databaseUp: Gauge;
+  /** Times the database went down, as this instance saw it (ADR 0037). */
+  databaseOutages: Counter;
 }
 
+/**
+ * `pendingDeliveries` is read at each scrape; while the database is down the gauge keeps its
+ * last value rather than failing the whole scrape.
+ */
 export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -62,13 +70,28 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       labelNames: ['store'],
       registers: [registry],
     }),
+    databaseUp: new Gauge({
+      name: 'minibridge_database_up',
+      help: 'Whether this instance reaches its database (1) or is waiting for it to come back (0).',
+      registers: [registry],
+    }),
+    databaseOutages: new Counter({
+      name: 'minibridge_database_outages_total',
+      help: 'Times this instance lost its database and waited for it to come back.',
+      registers: [registry],
+    }),
   };
+  metrics.databaseUp.set(1);
   new Gauge({
     name: 'minibridge_e6_pending',
     help: 'E6 deliveries waiting for an attempt.',
     registers: [registry],
     async collect() {
-      this.set(await pendingDeliveries());
+      try {
+        this.set(await pendingDeliveries());
+      } catch {
+        // The last value stands; minibridge_database_up says why it is not fresh.
+      }
     },
   });
   return metrics;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { reservationStaleAfterMs } from '../../contract/limits.js';
 import { openDb, type Db, type DbConfig } from './db.js';
 import { createEventLog, type EventLog } from './eventLog.js';
 import { createIdempotency, type Idempotency } from './idempotency.js';
@@ -10,7 +11,8 @@ import { createPartners, type Partners } from './partners.js';
 import { createReplayGuard, type ReplayGuard } from './replayGuard.js';
 import { systemClock, type Clock } from './time.js';
 
-export type { Db, DbConfig, Queryable } from './db.js';
+export type { Db, DbConfig, Listening, Queryable } from './db.js';
+export { DatabaseUnavailableError } from './availability.js';
 export type { EventDirection, EventLogEntry, EventOutcome, LoggedEvent } from './eventLog.js';
 export type { IdempotencyScope, Reservation, ReserveResult } from './idempotency.js';
 export type {
@@ -23,8 +25,8 @@ export type {
   TransitionRequest,
   TransitionResult,
 } from './orderPayments.js';
-export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery } from './outbox.js';
-export { InvalidCursorError } from './outbox.js';
+export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery, RecordedAttempt } from './outbox.js';
+export { InvalidCursorError, lostAttemptError } from './outbox.js';
 export type { CredentialRow, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
 export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
@@ -48,7 +50,7 @@ export interface Store {
 
 export interface StoreOptions {
   clock?: Clock;
-  /** A pending idempotency reservation older than this was abandoned (default 30 s). */
+  /** A pending idempotency reservation older than this was abandoned (default: E1's `x-reservation-stale-after-ms`). */
   idempotencyStaleAfterMs?: number;
   /** replayGuard.remember purges expired rows on one call in this many (default 100). */
   replayPurgeEvery?: number;
@@ -66,7 +68,7 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
   return {
     db,
     orderPayments: createOrderPayments(db, clock, options.newEventId ?? newEventId),
-    idempotency: createIdempotency(db, clock, options.idempotencyStaleAfterMs ?? 30_000),
+    idempotency: createIdempotency(db, clock, options.idempotencyStaleAfterMs ?? reservationStaleAfterMs()),
     outbox: createOutbox(db, clock),
     eventLog: createEventLog(db, clock),
     replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
