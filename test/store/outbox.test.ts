@@ -207,6 +207,31 @@ describeEachBackend('outbox', (database) => {
     expect(await store.outbox.claimDue(bounded)).toEqual([]);
   });
 
+  it('a claim skips a due delivery another statement holds rather than waiting on it (no claim/hand-off deadlock)', async ({ skip }) => {
+    if (database.db.backend !== 'postgres') skip();
+    const ids = await makeDeliveries(2);
+    const holder = await database.connect();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const holdingTransaction = holder.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM deliveries WHERE delivery_id = $1 FOR UPDATE', [ids[0]]);
+      held();
+      await released;
+    });
+    try {
+      await holding;
+      // The held row is skipped at once; the other is claimed.
+      expect((await store.outbox.claimDue(lease)).map((c) => c.delivery.delivery_id)).toEqual([ids[1]]);
+    } finally {
+      release();
+      await holdingTransaction;
+      await holder.close();
+    }
+    expect((await store.outbox.claimDue(lease)).map((c) => c.delivery.delivery_id)).toEqual([ids[0]]);
+  });
+
   it('lists deliveries newest first, page by page, optionally by status', async () => {
     const ids = await makeDeliveries(5);
     const newestFirst = [...ids].reverse();

@@ -367,6 +367,10 @@ const claimLockStatement = { name: 'store.outbox.claimLock', text: 'SELECT pg_ad
  * bound are skipped while scanning, so their backlog never hides another miniapp's deliveries;
  * at most $5 candidates are ranked, so the cost stays flat however long the backlog. The final
  * guard repeats the due condition so a row changed meanwhile (a redelivery) is re-checked.
+ * Candidates a record statement holds (its hand-off locks successors FOR UPDATE) are skipped,
+ * not waited for: a claim that waited on one while holding a row that statement was about to
+ * record made the two deadlock (PostgreSQL broke it by failing one). Claims never wait on rows,
+ * so there is no cycle; a skipped row is due again at the next claim.
  */
 const claimStatement = {
   name: 'store.outbox.claimDue',
@@ -381,6 +385,7 @@ const claimStatement = {
         AND ($4::integer IS NULL OR d.app_id NOT IN (SELECT app_id FROM in_flight WHERE leased >= $4::integer))
       ORDER BY d.next_attempt_at
       LIMIT $5
+      FOR UPDATE OF d SKIP LOCKED
     ),
     ranked AS (
       SELECT c.delivery_id, c.next_attempt_at, coalesce(f.leased, 0) AS leased,
