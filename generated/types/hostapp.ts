@@ -30,6 +30,11 @@ export interface paths {
          *
          *     Decimals arrive exactly as the miniapp server sent them, as JSON strings or numbers of up to
          *     20 digits: parse them without floating point.
+         *
+         *     **Expiry.** `expires_at` is when the payment expires (your `payment_lifetime_seconds`, or the
+         *     miniapp's shorter one): take no payment for it after that instant, and report it `cancelled`
+         *     (or `failed`) on E4 from then on unless it was paid before (ADR 0039). A retry of the same
+         *     order may carry a later `expires_at`: apply the latest.
          */
         post: operations["createHostappOrderPayment"];
         delete?: never;
@@ -47,8 +52,8 @@ export interface paths {
         };
         /**
          * Get the status of an order payment at the host app, GET variant (E4)
-         * @description The same as the POST variant, for host apps that registered GET in the dashboard: the body's
-         *     fields are query parameters. With request signing, the signed "body" is the raw query
+         * @description The same as the POST variant (reconciliation included), for host apps that registered GET in
+         *     the dashboard: the body's fields are query parameters. With request signing, the signed "body" is the raw query
          *     string without the leading `?`.
          */
         get: operations["queryHostappPaymentStatus"];
@@ -56,12 +61,23 @@ export interface paths {
         /**
          * Get the status of an order payment at the host app (E4)
          * @description Minibridge calls this when a miniapp server asks for the status of a payment still
-         *     `in_process` (E2). Always answer HTTP 200 with the payment status report, or `error_code`
-         *     (`ORDER_NOT_FOUND` reaches the miniapp server as it is). Answer within 5 s (the whole answer,
-         *     last byte included) with a body of at most 64 KiB (`x-max-answer-bytes`). The report must
-         *     name the payment asked about: an answer whose `order_payment_id`, `app_id` or `client_id`
-         *     differs from the query is refused (`HOSTAPP_INVALID_RESPONSE`) and changes nothing. A host
-         *     app can register the GET variant instead.
+         *     `in_process` (E2), and on its own when your E5 does not come (reconciliation, ADR 0039). Always
+         *     answer HTTP 200 with the payment status report, or `error_code` (`ORDER_NOT_FOUND` reaches the
+         *     miniapp server as it is). Answer within 5 s (the whole answer, last byte included) with a body
+         *     of at most 64 KiB (`x-max-answer-bytes`). The report must name the payment asked about: an
+         *     answer whose `order_payment_id`, `app_id` or `client_id` differs from the query is refused
+         *     (`HOSTAPP_INVALID_RESPONSE`) and changes nothing. A host app can register the GET variant
+         *     instead.
+         *
+         *     **Reconciliation** (`x-reconciliation`). A payment still `in_process` without an E5 for your
+         *     `reconcile_after_seconds` (a dashboard setting, 60 s unless set) is asked about here, then
+         *     again 1 minute later, doubling up to 1 hour (±20 % jitter), and once more a minute after its
+         *     `expires_at` (so that you have closed it if it was never paid). A terminal answer is recorded exactly as your E5 would be (one E6 to the miniapp); a payment
+         *     you still call `in_process` after its expiry is stuck: shown to both partners, and asked about
+         *     every 6 hours (±20 %) for 7 days, then no more. Minibridge never decides an outcome you did not
+         *     report. It keeps at most 8 of these queries open to your server and starts at most 20 per
+         *     second, across all its instances, and backs off (1 s doubling to 5 minutes, with jitter) while
+         *     your server fails to answer.
          */
         post: operations["getHostappPaymentStatus"];
         delete?: never;
@@ -247,12 +263,27 @@ export interface components {
             items?: components["schemas"]["HostappOrderItem"][];
         };
         /**
+         * PaymentExpiresAt
+         * Format: date-time
+         * @description When the order payment expires (RFC 3339, UTC): the host app takes no payment for it after this instant (ADR 0039).
+         * @example 2026-11-26T09:30:00.000Z
+         */
+        PaymentExpiresAt: string;
+        /**
          * HostappCreateOrderPaymentRequest
          * @description E3 body, built by the platform from a valid E1 request.
          */
         HostappCreateOrderPaymentRequest: {
             app_id: components["schemas"]["AppId"];
             order: components["schemas"]["HostappOrder"];
+            /**
+             * @description Take no payment for this order after this instant (RFC 3339, UTC): from then on the payment
+             *     is expired. Close it, and report it `cancelled` (or `failed`) on E4 unless it was paid before.
+             *     Minibridge asks your E4 about it at expiry and records no payment taken later. Always sent
+             *     by Minibridge; a repeat of one E3 (a retry of the same order) may carry a later
+             *     `expires_at`: apply the latest.
+             */
+            expires_at?: components["schemas"]["PaymentExpiresAt"];
         };
         /**
          * OrderPaymentId

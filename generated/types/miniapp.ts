@@ -99,10 +99,18 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * PaymentExpiresAt
+         * Format: date-time
+         * @description When the order payment expires (RFC 3339, UTC): the host app takes no payment for it after this instant (ADR 0039).
+         * @example 2026-11-26T09:30:00.000Z
+         */
+        PaymentExpiresAt: string;
+        /**
          * OrderCompletion
          * @description E6 body: the outcome of an order payment, sent by the platform to the miniapp server after
-         *     the host app reported it (E5) or the platform learned it (E4). Delivered at least once with
-         *     the same `X-Minibridge-Event-Id` on every attempt.
+         *     the host app reported it (E5) or the platform learned it by asking the host app (E4, from an
+         *     E2 or from its own reconciliation). Delivered at least once with the same
+         *     `X-Minibridge-Event-Id` on every attempt.
          */
         OrderCompletion: {
             /** @description The miniapp's order reference, present when E1 carried it. */
@@ -112,6 +120,8 @@ export interface components {
             payment_status: components["schemas"]["PaymentStatus"];
             payment_fail_reason?: components["schemas"]["PaymentFailReason"];
             custom_attributes?: components["schemas"]["CustomAttributes"];
+            /** @description When the payment expired or would have expired; absent for payments created before expiry existed. */
+            expires_at?: components["schemas"]["PaymentExpiresAt"];
         };
         /**
          * OrderCompletionAcknowledgement

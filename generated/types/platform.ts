@@ -416,6 +416,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a partner's payments
+         * @description Newest first, in pages (`limit`, `cursor`). A miniapp's are the payments it created (E1); a host
+         *     app's are those made with it. `stuck=true` lists the payments still `in_process` after their
+         *     expiry (ADR 0039): Minibridge keeps asking the host app on a slow schedule but never invents
+         *     an outcome, so someone must look.
+         */
+        get: operations["listPartnerPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/payments/{client_id}/{order_payment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open one of a partner's payments, with its timeline
+         * @description The payment (named by the host app's `client_id` and its `order_payment_id`) with its status
+         *     history, the status queries Minibridge made on its own (reconciliation, ADR 0039) and its E6
+         *     deliveries. A partner opens only its own payments; any other answers 404.
+         */
+        get: operations["getPartnerPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every partner's payments (operators)
+         * @description Operators only: every payment, newest first, with the same filters as `listPartnerPayments`
+         *     and two more (`app_id`, `client_id`). `stuck=true` is the operator's list of payments to look
+         *     at (ADR 0039). Open one through `getPartnerPayment` under its host app.
+         */
+        get: operations["listPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -504,6 +571,11 @@ export interface webhooks {
          *
          *     Decimals arrive exactly as the miniapp server sent them, as JSON strings or numbers of up to
          *     20 digits: parse them without floating point.
+         *
+         *     **Expiry.** `expires_at` is when the payment expires (your `payment_lifetime_seconds`, or the
+         *     miniapp's shorter one): take no payment for it after that instant, and report it `cancelled`
+         *     (or `failed`) on E4 from then on unless it was paid before (ADR 0039). A retry of the same
+         *     order may carry a later `expires_at`: apply the latest.
          */
         post: operations["createHostappOrderPayment"];
         delete?: never;
@@ -524,12 +596,23 @@ export interface webhooks {
         /**
          * Get the status of an order payment at the host app (E4)
          * @description Minibridge calls this when a miniapp server asks for the status of a payment still
-         *     `in_process` (E2). Always answer HTTP 200 with the payment status report, or `error_code`
-         *     (`ORDER_NOT_FOUND` reaches the miniapp server as it is). Answer within 5 s (the whole answer,
-         *     last byte included) with a body of at most 64 KiB (`x-max-answer-bytes`). The report must
-         *     name the payment asked about: an answer whose `order_payment_id`, `app_id` or `client_id`
-         *     differs from the query is refused (`HOSTAPP_INVALID_RESPONSE`) and changes nothing. A host
-         *     app can register the GET variant instead.
+         *     `in_process` (E2), and on its own when your E5 does not come (reconciliation, ADR 0039). Always
+         *     answer HTTP 200 with the payment status report, or `error_code` (`ORDER_NOT_FOUND` reaches the
+         *     miniapp server as it is). Answer within 5 s (the whole answer, last byte included) with a body
+         *     of at most 64 KiB (`x-max-answer-bytes`). The report must name the payment asked about: an
+         *     answer whose `order_payment_id`, `app_id` or `client_id` differs from the query is refused
+         *     (`HOSTAPP_INVALID_RESPONSE`) and changes nothing. A host app can register the GET variant
+         *     instead.
+         *
+         *     **Reconciliation** (`x-reconciliation`). A payment still `in_process` without an E5 for your
+         *     `reconcile_after_seconds` (a dashboard setting, 60 s unless set) is asked about here, then
+         *     again 1 minute later, doubling up to 1 hour (±20 % jitter), and once more a minute after its
+         *     `expires_at` (so that you have closed it if it was never paid). A terminal answer is recorded exactly as your E5 would be (one E6 to the miniapp); a payment
+         *     you still call `in_process` after its expiry is stuck: shown to both partners, and asked about
+         *     every 6 hours (±20 %) for 7 days, then no more. Minibridge never decides an outcome you did not
+         *     report. It keeps at most 8 of these queries open to your server and starts at most 20 per
+         *     second, across all its instances, and backs off (1 s doubling to 5 minutes, with jitter) while
+         *     your server fails to answer.
          */
         post: operations["getHostappPaymentStatus"];
         delete?: never;
@@ -547,8 +630,8 @@ export interface webhooks {
         };
         /**
          * Get the status of an order payment at the host app, GET variant (E4)
-         * @description The same as the POST variant, for host apps that registered GET in the dashboard: the body's
-         *     fields are query parameters. With request signing, the signed "body" is the raw query
+         * @description The same as the POST variant (reconciliation included), for host apps that registered GET in
+         *     the dashboard: the body's fields are query parameters. With request signing, the signed "body" is the raw query
          *     string without the leading `?`.
          */
         get: operations["queryHostappPaymentStatus"];
@@ -803,6 +886,16 @@ export interface components {
             items?: components["schemas"]["CreateOrderPaymentItem"][];
         };
         /**
+         * PaymentLifetimeSeconds
+         * Format: int32
+         * @description How long an order payment may be taken, in seconds from its creation (ADR 0039): from 1 minute
+         *     (Alipay's shortest `timeout_express`) to 15 days (its longest). Past it the payment is
+         *     expired: the host app takes no payment for it, and a payment the host app still reports
+         *     `in_process` is stuck (the payment lifecycle guide).
+         * @example 86400
+         */
+        PaymentLifetimeSeconds: number;
+        /**
          * CreateOrderPaymentRequest
          * @description E1 body. Unknown fields are ignored and never forwarded to the host app.
          */
@@ -810,6 +903,12 @@ export interface components {
             app_id: components["schemas"]["AppId"];
             client_id: components["schemas"]["ClientId"];
             order: components["schemas"]["CreateOrderPaymentOrder"];
+            /**
+             * @description A shorter lifetime than the host app's for this payment, for an order that will not wait as
+             *     long (a reservation, a flash sale). The payment expires at the earlier of the two; E3 tells
+             *     the host app when, and E2 and E6 show it as `expires_at`.
+             */
+            payment_lifetime_seconds?: components["schemas"]["PaymentLifetimeSeconds"];
         };
         /**
          * OrderPaymentId
@@ -881,10 +980,25 @@ export interface components {
             payment_fail_reason?: components["schemas"]["PaymentFailReason"];
         };
         /**
+         * PaymentExpiresAt
+         * Format: date-time
+         * @description When the order payment expires (RFC 3339, UTC): the host app takes no payment for it after this instant (ADR 0039).
+         * @example 2026-11-26T09:30:00.000Z
+         */
+        PaymentExpiresAt: string;
+        /**
          * GetPaymentStatusResponse
          * @description E2 success body. Errors are HTTP 400 with an `Error` body.
          */
-        GetPaymentStatusResponse: components["schemas"]["PaymentStatusReport"] & Record<string, unknown>;
+        GetPaymentStatusResponse: components["schemas"]["PaymentStatusReport"] & {
+            /**
+             * @description When the payment expires. While it is `in_process`, Minibridge asks the host app itself
+             *     (E4) and sends E6 once it learns the outcome, so polling E2 is only needed to show it
+             *     sooner; after `expires_at` a payment still `in_process` is stuck, and both partners see
+             *     it in the dashboard. Absent for payments created before expiry existed.
+             */
+            expires_at?: components["schemas"]["PaymentExpiresAt"];
+        };
         /**
          * CompleteOrderRequest
          * @description E5 body, sent by the host app server when a payment reaches its outcome.
@@ -1125,6 +1239,15 @@ export interface components {
             event_receiver?: boolean;
         };
         /**
+         * ReconcileAfterSeconds
+         * Format: int32
+         * @description How long a payment may stay `in_process` without an E5 before Minibridge asks the host app for
+         *     its status itself (E4, ADR 0039), in seconds: from 10 seconds to 1 hour. WeChat Pay advises
+         *     querying after one minute without a notification; Zalo after twenty.
+         * @example 60
+         */
+        ReconcileAfterSeconds: number;
+        /**
          * DashboardHostapp
          * @description A host app's settings as the dashboard shows them. Never holds a secret; credentials are listed by `listCredentials`.
          */
@@ -1138,6 +1261,8 @@ export interface components {
             allowed_ips: components["schemas"]["AllowedIps"];
             signing: components["schemas"]["SigningSettings"];
             features: components["schemas"]["PartnerFeatures"];
+            payment_lifetime_seconds: components["schemas"]["PaymentLifetimeSeconds"];
+            reconcile_after_seconds: components["schemas"]["ReconcileAfterSeconds"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1167,6 +1292,19 @@ export interface components {
             allowed_ips?: components["schemas"]["AllowedIps"];
             signing?: components["schemas"]["SigningSettings"];
             features?: components["schemas"]["PartnerFeatures"];
+            /**
+             * @description How long this host app's payments may be taken, from their creation (24 hours unless set:
+             *     Stripe Checkout's default, within WeChat Pay's and Alipay's ranges). A miniapp may ask for a
+             *     shorter one on E1; E3 tells you each payment's `expires_at`.
+             * @default 86400
+             */
+            payment_lifetime_seconds: components["schemas"]["PaymentLifetimeSeconds"];
+            /**
+             * @description How long Minibridge waits for your E5 before it asks your E4 itself (60 seconds unless set),
+             *     then on the schedule `x-reconciliation` on E4 publishes.
+             * @default 60
+             */
+            reconcile_after_seconds: components["schemas"]["ReconcileAfterSeconds"];
         };
         /**
          * NewPartnerId
@@ -1383,6 +1521,106 @@ export interface components {
             next_cursor?: string | null;
         };
         /**
+         * StatusSource
+         * @description What set a payment status: `E1` (created), `E5` (the host app reported it), `E4` (the host app
+         *     answered a status query a miniapp's E2 caused), `reconciliation` (the host app answered a status
+         *     query Minibridge made itself because no E5 came, ADR 0039).
+         * @enum {string}
+         */
+        StatusSource: "E1" | "E5" | "E4" | "reconciliation";
+        /**
+         * DashboardPayment
+         * @description An order payment as the dashboard shows it to the miniapp, its host app and operators.
+         *     `amount` is the text E1 sent, every digit kept (a JSON number is shown by its digits).
+         */
+        DashboardPayment: {
+            order_payment_id: components["schemas"]["OrderPaymentId"];
+            app_id: components["schemas"]["AppId"];
+            client_id: components["schemas"]["ClientId"];
+            miniapp_order_id?: string;
+            hostapp_user_id?: string;
+            amount: string;
+            currency: string;
+            payment_status: components["schemas"]["PaymentStatus"];
+            payment_fail_reason?: components["schemas"]["PaymentFailReason"];
+            /** @description What set the terminal status; absent while `in_process`. */
+            settled_by?: components["schemas"]["StatusSource"];
+            expires_at?: components["schemas"]["PaymentExpiresAt"];
+            /**
+             * @description Still `in_process` after its expiry, as the host app reported when asked at expiry (or the
+             *     host app could not be asked): Minibridge never invents an outcome, so someone must look.
+             */
+            stuck: boolean;
+            /** Format: date-time */
+            stuck_since?: string;
+            /**
+             * Format: int32
+             * @description How many times Minibridge has asked the host app itself (E4).
+             */
+            reconcile_asks: number;
+            /**
+             * Format: date-time
+             * @description When Minibridge will next ask the host app, while it is `in_process`; absent once it has stopped asking.
+             */
+            next_reconcile_at?: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * DashboardPaymentList
+         * @description A page of payments, newest first.
+         */
+        DashboardPaymentList: {
+            /** @description At most `limit` (at most 200) payments. */
+            payments: components["schemas"]["DashboardPayment"][];
+            /** @description Pass as `cursor` to read the next page; null on the last page. */
+            next_cursor?: string | null;
+        };
+        /**
+         * StatusChange
+         * @description One entry of a payment's status history.
+         */
+        StatusChange: {
+            /** @description The status before; null for the creation. */
+            from_status?: components["schemas"]["PaymentStatus"] | null;
+            to_status: components["schemas"]["PaymentStatus"];
+            source: components["schemas"]["StatusSource"];
+            reason?: components["schemas"]["PaymentFailReason"];
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * ReconcileAsk
+         * @description One status query Minibridge made to the host app on its own (E4, ADR 0039) and what came of it:
+         *     `in_process` (no outcome yet), `settled` (a terminal status, recorded: the history shows it),
+         *     `unchanged` (the payment had settled meanwhile with the same status), `conflict` (the host app
+         *     answered a terminal status other than the one already recorded, which stays), `not_found` (the
+         *     host app answered `ORDER_NOT_FOUND`), `failed` (no valid answer: `detail` says why).
+         */
+        ReconcileAsk: {
+            /** Format: date-time */
+            asked_at: string;
+            /** Format: int32 */
+            duration_ms: number;
+            /** @enum {string} */
+            outcome: "in_process" | "settled" | "unchanged" | "conflict" | "not_found" | "failed";
+            payment_status?: components["schemas"]["PaymentStatus"];
+            detail?: string;
+        };
+        /**
+         * DashboardPaymentDetail
+         * @description One payment with its timeline: its status history (created by E1, then what set each status),
+         *     the status queries Minibridge made on its own (E4 reconciliation) and its E6 deliveries.
+         */
+        DashboardPaymentDetail: components["schemas"]["DashboardPayment"] & {
+            history: components["schemas"]["StatusChange"][];
+            /** @description The host app's answers to Minibridge's own status queries, oldest first (at most the latest 200). */
+            reconciliation: components["schemas"]["ReconcileAsk"][];
+            deliveries: components["schemas"]["Delivery"][];
+        };
+        /**
          * Health
          * @description Liveness or readiness of a platform instance.
          */
@@ -1413,6 +1651,14 @@ export interface components {
         HostappCreateOrderPaymentRequest: {
             app_id: components["schemas"]["AppId"];
             order: components["schemas"]["HostappOrder"];
+            /**
+             * @description Take no payment for this order after this instant (RFC 3339, UTC): from then on the payment
+             *     is expired. Close it, and report it `cancelled` (or `failed`) on E4 unless it was paid before.
+             *     Minibridge asks your E4 about it at expiry and records no payment taken later. Always sent
+             *     by Minibridge; a repeat of one E3 (a retry of the same order) may carry a later
+             *     `expires_at`: apply the latest.
+             */
+            expires_at?: components["schemas"]["PaymentExpiresAt"];
         };
         /**
          * HostappOrderPaymentCreated
@@ -1485,8 +1731,9 @@ export interface components {
         /**
          * OrderCompletion
          * @description E6 body: the outcome of an order payment, sent by the platform to the miniapp server after
-         *     the host app reported it (E5) or the platform learned it (E4). Delivered at least once with
-         *     the same `X-Minibridge-Event-Id` on every attempt.
+         *     the host app reported it (E5) or the platform learned it by asking the host app (E4, from an
+         *     E2 or from its own reconciliation). Delivered at least once with the same
+         *     `X-Minibridge-Event-Id` on every attempt.
          */
         OrderCompletion: {
             /** @description The miniapp's order reference, present when E1 carried it. */
@@ -1496,6 +1743,8 @@ export interface components {
             payment_status: components["schemas"]["PaymentStatus"];
             payment_fail_reason?: components["schemas"]["PaymentFailReason"];
             custom_attributes?: components["schemas"]["CustomAttributes"];
+            /** @description When the payment expired or would have expired; absent for payments created before expiry existed. */
+            expires_at?: components["schemas"]["PaymentExpiresAt"];
         };
         /**
          * OrderCompletionAcknowledgement
@@ -1848,6 +2097,26 @@ export interface components {
          * @example 5d1f0a4e-2b7c-4e8a-9c3d-6f2a1b0e9d87
          */
         CredentialIdPath: string;
+        /** @description Only payments in this status. */
+        PaymentStatusFilter: components["schemas"]["PaymentStatus"];
+        /** @description `true`: only stuck payments (still `in_process` after their expiry); `false`: only the others. */
+        StuckFilter: boolean;
+        /** @description Only payments created at or after this instant (RFC 3339). */
+        CreatedFrom: string;
+        /** @description Only payments created before this instant (RFC 3339). */
+        CreatedTo: string;
+        /** @description Only the payment (or payments, across host apps) of this miniapp order. */
+        MiniappOrderIdFilter: string;
+        /** @description Only payments with this identifier. */
+        OrderPaymentIdFilter: components["schemas"]["OrderPaymentId"];
+        /** @description The `next_cursor` of the previous page (it carries the last payment's identifiers, hence its length). */
+        PaymentCursor: string;
+        /** @description The host app's order payment identifier. */
+        OrderPaymentIdPath: components["schemas"]["OrderPaymentId"];
+        /** @description Only this miniapp's payments. */
+        AppIdFilter: components["schemas"]["AppId"];
+        /** @description Only this host app's payments. */
+        ClientIdFilter: components["schemas"]["ClientId"];
         /**
          * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
          *     names the user; the spec's E1 makes that field optional, so do not assume the header.
@@ -2912,6 +3181,153 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPartnerPayments: {
+        parameters: {
+            query?: {
+                /** @description Only payments in this status. */
+                status?: components["parameters"]["PaymentStatusFilter"];
+                /** @description `true`: only stuck payments (still `in_process` after their expiry); `false`: only the others. */
+                stuck?: components["parameters"]["StuckFilter"];
+                /** @description Only payments created at or after this instant (RFC 3339). */
+                created_from?: components["parameters"]["CreatedFrom"];
+                /** @description Only payments created before this instant (RFC 3339). */
+                created_to?: components["parameters"]["CreatedTo"];
+                /** @description Only the payment (or payments, across host apps) of this miniapp order. */
+                miniapp_order_id?: components["parameters"]["MiniappOrderIdFilter"];
+                /** @description Only payments with this identifier. */
+                order_payment_id?: components["parameters"]["OrderPaymentIdFilter"];
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page (it carries the last payment's identifiers, hence its length). */
+                cursor?: components["parameters"]["PaymentCursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPaymentList"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPartnerPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+                /**
+                 * @description The host app's `client_id`.
+                 * @example ha_superapp
+                 */
+                client_id: components["parameters"]["ClientIdPath"];
+                /** @description The host app's order payment identifier. */
+                order_payment_id: components["parameters"]["OrderPaymentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment and its timeline. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPaymentDetail"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description Only this miniapp's payments. */
+                app_id?: components["parameters"]["AppIdFilter"];
+                /** @description Only this host app's payments. */
+                client_id?: components["parameters"]["ClientIdFilter"];
+                /** @description Only payments in this status. */
+                status?: components["parameters"]["PaymentStatusFilter"];
+                /** @description `true`: only stuck payments (still `in_process` after their expiry); `false`: only the others. */
+                stuck?: components["parameters"]["StuckFilter"];
+                /** @description Only payments created at or after this instant (RFC 3339). */
+                created_from?: components["parameters"]["CreatedFrom"];
+                /** @description Only payments created before this instant (RFC 3339). */
+                created_to?: components["parameters"]["CreatedTo"];
+                /** @description Only the payment (or payments, across host apps) of this miniapp order. */
+                miniapp_order_id?: components["parameters"]["MiniappOrderIdFilter"];
+                /** @description Only payments with this identifier. */
+                order_payment_id?: components["parameters"]["OrderPaymentIdFilter"];
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page (it carries the last payment's identifiers, hence its length). */
+                cursor?: components["parameters"]["PaymentCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPaymentList"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -69,6 +69,10 @@ export interface components {
              * @enum {string}
              */
             payment_status_method: "POST" | "GET";
+            /** @description How long this host app's payments may be taken (the Platform API's PaymentLifetimeSeconds, whose bounds these repeat and whose default applies when absent). */
+            payment_lifetime_seconds?: number;
+            /** @description How long the platform waits for E5 before asking E4 itself (the Platform API's ReconcileAfterSeconds, whose bounds these repeat and whose default applies when absent). */
+            reconcile_after_seconds?: number;
             urls?: {
                 /** @description E3. */
                 create_order_payment?: components["schemas"]["Url"];

@@ -38,7 +38,7 @@ var require_ucs2length = __commonJS({
 // registry-validator.js
 var validate = validate20;
 var registry_validator_default = validate20;
-var schema32 = { "type": "object", "required": ["client_id", "secret_key", "features"], "additionalProperties": false, "properties": { "client_id": { "type": "string", "minLength": 1, "maxLength": 250 }, "name": { "type": "string" }, "secret_key": { "$ref": "#/$defs/Secret", "description": "hostapp_secret_key." }, "token_prefix": { "type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$", "default": "Token", "description": "The `<prefix>` of `Authorization` in both directions." }, "use_access_token": { "type": "boolean", "default": false, "description": "Authorize E3/E4 with the user access token the miniapp passes (X-User-Access-Token)." }, "payment_status_method": { "type": "string", "enum": ["POST", "GET"], "default": "POST", "description": "How the platform calls E4." }, "urls": { "type": "object", "additionalProperties": false, "properties": { "create_order_payment": { "$ref": "#/$defs/Url", "description": "E3." }, "get_payment_status": { "$ref": "#/$defs/Url", "description": "E4." }, "events": { "$ref": "#/$defs/Url", "description": "E7." } } }, "allowed_ips": { "$ref": "#/$defs/AllowedIps" }, "signing": { "$ref": "#/$defs/Signing" }, "features": { "$ref": "#/$defs/Features" } } };
+var schema32 = { "type": "object", "required": ["client_id", "secret_key", "features"], "additionalProperties": false, "properties": { "client_id": { "type": "string", "minLength": 1, "maxLength": 250 }, "name": { "type": "string" }, "secret_key": { "$ref": "#/$defs/Secret", "description": "hostapp_secret_key." }, "token_prefix": { "type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$", "default": "Token", "description": "The `<prefix>` of `Authorization` in both directions." }, "use_access_token": { "type": "boolean", "default": false, "description": "Authorize E3/E4 with the user access token the miniapp passes (X-User-Access-Token)." }, "payment_status_method": { "type": "string", "enum": ["POST", "GET"], "default": "POST", "description": "How the platform calls E4." }, "payment_lifetime_seconds": { "type": "integer", "minimum": 60, "maximum": 1296e3, "description": "How long this host app's payments may be taken (the Platform API's PaymentLifetimeSeconds, whose bounds these repeat and whose default applies when absent)." }, "reconcile_after_seconds": { "type": "integer", "minimum": 10, "maximum": 3600, "description": "How long the platform waits for E5 before asking E4 itself (the Platform API's ReconcileAfterSeconds, whose bounds these repeat and whose default applies when absent)." }, "urls": { "type": "object", "additionalProperties": false, "properties": { "create_order_payment": { "$ref": "#/$defs/Url", "description": "E3." }, "get_payment_status": { "$ref": "#/$defs/Url", "description": "E4." }, "events": { "$ref": "#/$defs/Url", "description": "E7." } } }, "allowed_ips": { "$ref": "#/$defs/AllowedIps" }, "signing": { "$ref": "#/$defs/Signing" }, "features": { "$ref": "#/$defs/Features" } } };
 var func1 = Object.prototype.hasOwnProperty;
 var func2 = require_ucs2length().default;
 var pattern4 = new RegExp("^[A-Z_][A-Z0-9_]*$", "u");
@@ -554,74 +554,76 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
       }
       errors++;
     }
+    if (data.payment_lifetime_seconds !== void 0) {
+      let data7 = data.payment_lifetime_seconds;
+      if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7))) {
+        const err21 = { instancePath: instancePath + "/payment_lifetime_seconds", schemaPath: "#/properties/payment_lifetime_seconds/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+      if (typeof data7 == "number" && isFinite(data7)) {
+        if (data7 > 1296e3 || isNaN(data7)) {
+          const err22 = { instancePath: instancePath + "/payment_lifetime_seconds", schemaPath: "#/properties/payment_lifetime_seconds/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1296e3 }, message: "must be <= 1296000" };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+        if (data7 < 60 || isNaN(data7)) {
+          const err23 = { instancePath: instancePath + "/payment_lifetime_seconds", schemaPath: "#/properties/payment_lifetime_seconds/minimum", keyword: "minimum", params: { comparison: ">=", limit: 60 }, message: "must be >= 60" };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.reconcile_after_seconds !== void 0) {
+      let data8 = data.reconcile_after_seconds;
+      if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
+        const err24 = { instancePath: instancePath + "/reconcile_after_seconds", schemaPath: "#/properties/reconcile_after_seconds/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+      if (typeof data8 == "number" && isFinite(data8)) {
+        if (data8 > 3600 || isNaN(data8)) {
+          const err25 = { instancePath: instancePath + "/reconcile_after_seconds", schemaPath: "#/properties/reconcile_after_seconds/maximum", keyword: "maximum", params: { comparison: "<=", limit: 3600 }, message: "must be <= 3600" };
+          if (vErrors === null) {
+            vErrors = [err25];
+          } else {
+            vErrors.push(err25);
+          }
+          errors++;
+        }
+        if (data8 < 10 || isNaN(data8)) {
+          const err26 = { instancePath: instancePath + "/reconcile_after_seconds", schemaPath: "#/properties/reconcile_after_seconds/minimum", keyword: "minimum", params: { comparison: ">=", limit: 10 }, message: "must be >= 10" };
+          if (vErrors === null) {
+            vErrors = [err26];
+          } else {
+            vErrors.push(err26);
+          }
+          errors++;
+        }
+      }
+    }
     if (data.urls !== void 0) {
-      let data7 = data.urls;
-      if (data7 && typeof data7 == "object" && !Array.isArray(data7)) {
-        for (const key2 in data7) {
+      let data9 = data.urls;
+      if (data9 && typeof data9 == "object" && !Array.isArray(data9)) {
+        for (const key2 in data9) {
           if (!(key2 === "create_order_payment" || key2 === "get_payment_status" || key2 === "events")) {
-            const err21 = { instancePath: instancePath + "/urls", schemaPath: "#/properties/urls/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
-            if (vErrors === null) {
-              vErrors = [err21];
-            } else {
-              vErrors.push(err21);
-            }
-            errors++;
-          }
-        }
-        if (data7.create_order_payment !== void 0) {
-          let data8 = data7.create_order_payment;
-          if (typeof data8 === "string") {
-            if (func2(data8) > 2e3) {
-              const err22 = { instancePath: instancePath + "/urls/create_order_payment", schemaPath: "#/$defs/Url/maxLength", keyword: "maxLength", params: { limit: 2e3 }, message: "must NOT have more than 2000 characters" };
-              if (vErrors === null) {
-                vErrors = [err22];
-              } else {
-                vErrors.push(err22);
-              }
-              errors++;
-            }
-            if (!pattern6.test(data8)) {
-              const err23 = { instancePath: instancePath + "/urls/create_order_payment", schemaPath: "#/$defs/Url/pattern", keyword: "pattern", params: { pattern: "^https?://" }, message: 'must match pattern "^https?://"' };
-              if (vErrors === null) {
-                vErrors = [err23];
-              } else {
-                vErrors.push(err23);
-              }
-              errors++;
-            }
-          } else {
-            const err24 = { instancePath: instancePath + "/urls/create_order_payment", schemaPath: "#/$defs/Url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-            if (vErrors === null) {
-              vErrors = [err24];
-            } else {
-              vErrors.push(err24);
-            }
-            errors++;
-          }
-        }
-        if (data7.get_payment_status !== void 0) {
-          let data9 = data7.get_payment_status;
-          if (typeof data9 === "string") {
-            if (func2(data9) > 2e3) {
-              const err25 = { instancePath: instancePath + "/urls/get_payment_status", schemaPath: "#/$defs/Url/maxLength", keyword: "maxLength", params: { limit: 2e3 }, message: "must NOT have more than 2000 characters" };
-              if (vErrors === null) {
-                vErrors = [err25];
-              } else {
-                vErrors.push(err25);
-              }
-              errors++;
-            }
-            if (!pattern6.test(data9)) {
-              const err26 = { instancePath: instancePath + "/urls/get_payment_status", schemaPath: "#/$defs/Url/pattern", keyword: "pattern", params: { pattern: "^https?://" }, message: 'must match pattern "^https?://"' };
-              if (vErrors === null) {
-                vErrors = [err26];
-              } else {
-                vErrors.push(err26);
-              }
-              errors++;
-            }
-          } else {
-            const err27 = { instancePath: instancePath + "/urls/get_payment_status", schemaPath: "#/$defs/Url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err27 = { instancePath: instancePath + "/urls", schemaPath: "#/properties/urls/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err27];
             } else {
@@ -630,11 +632,11 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
             errors++;
           }
         }
-        if (data7.events !== void 0) {
-          let data10 = data7.events;
+        if (data9.create_order_payment !== void 0) {
+          let data10 = data9.create_order_payment;
           if (typeof data10 === "string") {
             if (func2(data10) > 2e3) {
-              const err28 = { instancePath: instancePath + "/urls/events", schemaPath: "#/$defs/Url/maxLength", keyword: "maxLength", params: { limit: 2e3 }, message: "must NOT have more than 2000 characters" };
+              const err28 = { instancePath: instancePath + "/urls/create_order_payment", schemaPath: "#/$defs/Url/maxLength", keyword: "maxLength", params: { limit: 2e3 }, message: "must NOT have more than 2000 characters" };
               if (vErrors === null) {
                 vErrors = [err28];
               } else {
@@ -643,7 +645,7 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
               errors++;
             }
             if (!pattern6.test(data10)) {
-              const err29 = { instancePath: instancePath + "/urls/events", schemaPath: "#/$defs/Url/pattern", keyword: "pattern", params: { pattern: "^https?://" }, message: 'must match pattern "^https?://"' };
+              const err29 = { instancePath: instancePath + "/urls/create_order_payment", schemaPath: "#/$defs/Url/pattern", keyword: "pattern", params: { pattern: "^https?://" }, message: 'must match pattern "^https?://"' };
               if (vErrors === null) {
                 vErrors = [err29];
               } else {
@@ -652,7 +654,7 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
               errors++;
             }
           } else {
-            const err30 = { instancePath: instancePath + "/urls/events", schemaPath: "#/$defs/Url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err30 = { instancePath: instancePath + "/urls/create_order_payment", schemaPath: "#/$defs/Url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
               vErrors = [err30];
             } else {
@@ -661,25 +663,20 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
             errors++;
           }
         }
-      } else {
-        const err31 = { instancePath: instancePath + "/urls", schemaPath: "#/properties/urls/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-        if (vErrors === null) {
-          vErrors = [err31];
-        } else {
-          vErrors.push(err31);
-        }
-        errors++;
-      }
-    }
-    if (data.allowed_ips !== void 0) {
-      let data11 = data.allowed_ips;
-      if (Array.isArray(data11)) {
-        const len0 = data11.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data12 = data11[i0];
-          if (typeof data12 === "string") {
-            if (!pattern9.test(data12)) {
-              const err32 = { instancePath: instancePath + "/allowed_ips/" + i0, schemaPath: "#/$defs/AllowedIps/items/pattern", keyword: "pattern", params: { pattern: "^[0-9a-fA-F:.]+(/\\d{1,3})?$" }, message: 'must match pattern "^[0-9a-fA-F:.]+(/\\d{1,3})?$"' };
+        if (data9.get_payment_status !== void 0) {
+          let data11 = data9.get_payment_status;
+          if (typeof data11 === "string") {
+            if (func2(data11) > 2e3) {
+              const err31 = { instancePath: instancePath + "/urls/get_payment_status", schemaPath: "#/$defs/Url/maxLength", keyword: "maxLength", params: { limit: 2e3 }, message: "must NOT have more than 2000 characters" };
+              if (vErrors === null) {
+                vErrors = [err31];
+              } else {
+                vErrors.push(err31);
+              }
+              errors++;
+            }
+            if (!pattern6.test(data11)) {
+              const err32 = { instancePath: instancePath + "/urls/get_payment_status", schemaPath: "#/$defs/Url/pattern", keyword: "pattern", params: { pattern: "^https?://" }, message: 'must match pattern "^https?://"' };
               if (vErrors === null) {
                 vErrors = [err32];
               } else {
@@ -688,7 +685,7 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
               errors++;
             }
           } else {
-            const err33 = { instancePath: instancePath + "/allowed_ips/" + i0, schemaPath: "#/$defs/AllowedIps/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err33 = { instancePath: instancePath + "/urls/get_payment_status", schemaPath: "#/$defs/Url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
               vErrors = [err33];
             } else {
@@ -697,12 +694,79 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
             errors++;
           }
         }
+        if (data9.events !== void 0) {
+          let data12 = data9.events;
+          if (typeof data12 === "string") {
+            if (func2(data12) > 2e3) {
+              const err34 = { instancePath: instancePath + "/urls/events", schemaPath: "#/$defs/Url/maxLength", keyword: "maxLength", params: { limit: 2e3 }, message: "must NOT have more than 2000 characters" };
+              if (vErrors === null) {
+                vErrors = [err34];
+              } else {
+                vErrors.push(err34);
+              }
+              errors++;
+            }
+            if (!pattern6.test(data12)) {
+              const err35 = { instancePath: instancePath + "/urls/events", schemaPath: "#/$defs/Url/pattern", keyword: "pattern", params: { pattern: "^https?://" }, message: 'must match pattern "^https?://"' };
+              if (vErrors === null) {
+                vErrors = [err35];
+              } else {
+                vErrors.push(err35);
+              }
+              errors++;
+            }
+          } else {
+            const err36 = { instancePath: instancePath + "/urls/events", schemaPath: "#/$defs/Url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err36];
+            } else {
+              vErrors.push(err36);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err34 = { instancePath: instancePath + "/allowed_ips", schemaPath: "#/$defs/AllowedIps/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+        const err37 = { instancePath: instancePath + "/urls", schemaPath: "#/properties/urls/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err34];
+          vErrors = [err37];
         } else {
-          vErrors.push(err34);
+          vErrors.push(err37);
+        }
+        errors++;
+      }
+    }
+    if (data.allowed_ips !== void 0) {
+      let data13 = data.allowed_ips;
+      if (Array.isArray(data13)) {
+        const len0 = data13.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data14 = data13[i0];
+          if (typeof data14 === "string") {
+            if (!pattern9.test(data14)) {
+              const err38 = { instancePath: instancePath + "/allowed_ips/" + i0, schemaPath: "#/$defs/AllowedIps/items/pattern", keyword: "pattern", params: { pattern: "^[0-9a-fA-F:.]+(/\\d{1,3})?$" }, message: 'must match pattern "^[0-9a-fA-F:.]+(/\\d{1,3})?$"' };
+              if (vErrors === null) {
+                vErrors = [err38];
+              } else {
+                vErrors.push(err38);
+              }
+              errors++;
+            }
+          } else {
+            const err39 = { instancePath: instancePath + "/allowed_ips/" + i0, schemaPath: "#/$defs/AllowedIps/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err40 = { instancePath: instancePath + "/allowed_ips", schemaPath: "#/$defs/AllowedIps/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
         }
         errors++;
       }
@@ -714,71 +778,71 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
       }
     }
     if (data.features !== void 0) {
-      let data14 = data.features;
-      if (data14 && typeof data14 == "object" && !Array.isArray(data14)) {
-        if (data14.payments === void 0) {
-          data14.payments = false;
+      let data16 = data.features;
+      if (data16 && typeof data16 == "object" && !Array.isArray(data16)) {
+        if (data16.payments === void 0) {
+          data16.payments = false;
         }
-        if (data14.event_bridge === void 0) {
-          data14.event_bridge = false;
+        if (data16.event_bridge === void 0) {
+          data16.event_bridge = false;
         }
-        if (data14.event_receiver === void 0) {
-          data14.event_receiver = false;
+        if (data16.event_receiver === void 0) {
+          data16.event_receiver = false;
         }
-        for (const key3 in data14) {
+        for (const key3 in data16) {
           if (!(key3 === "payments" || key3 === "event_bridge" || key3 === "event_receiver")) {
-            const err35 = { instancePath: instancePath + "/features", schemaPath: "#/$defs/Features/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
+            const err41 = { instancePath: instancePath + "/features", schemaPath: "#/$defs/Features/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
-              vErrors = [err35];
+              vErrors = [err41];
             } else {
-              vErrors.push(err35);
+              vErrors.push(err41);
             }
             errors++;
           }
         }
-        if (typeof data14.payments !== "boolean") {
-          const err36 = { instancePath: instancePath + "/features/payments", schemaPath: "#/$defs/Features/properties/payments/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+        if (typeof data16.payments !== "boolean") {
+          const err42 = { instancePath: instancePath + "/features/payments", schemaPath: "#/$defs/Features/properties/payments/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
           if (vErrors === null) {
-            vErrors = [err36];
+            vErrors = [err42];
           } else {
-            vErrors.push(err36);
+            vErrors.push(err42);
           }
           errors++;
         }
-        if (typeof data14.event_bridge !== "boolean") {
-          const err37 = { instancePath: instancePath + "/features/event_bridge", schemaPath: "#/$defs/Features/properties/event_bridge/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+        if (typeof data16.event_bridge !== "boolean") {
+          const err43 = { instancePath: instancePath + "/features/event_bridge", schemaPath: "#/$defs/Features/properties/event_bridge/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
           if (vErrors === null) {
-            vErrors = [err37];
+            vErrors = [err43];
           } else {
-            vErrors.push(err37);
+            vErrors.push(err43);
           }
           errors++;
         }
-        if (typeof data14.event_receiver !== "boolean") {
-          const err38 = { instancePath: instancePath + "/features/event_receiver", schemaPath: "#/$defs/Features/properties/event_receiver/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+        if (typeof data16.event_receiver !== "boolean") {
+          const err44 = { instancePath: instancePath + "/features/event_receiver", schemaPath: "#/$defs/Features/properties/event_receiver/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
           if (vErrors === null) {
-            vErrors = [err38];
+            vErrors = [err44];
           } else {
-            vErrors.push(err38);
+            vErrors.push(err44);
           }
           errors++;
         }
       } else {
-        const err39 = { instancePath: instancePath + "/features", schemaPath: "#/$defs/Features/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err45 = { instancePath: instancePath + "/features", schemaPath: "#/$defs/Features/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err39];
+          vErrors = [err45];
         } else {
-          vErrors.push(err39);
+          vErrors.push(err45);
         }
         errors++;
       }
     }
   } else {
-    const err40 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+    const err46 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
     if (vErrors === null) {
-      vErrors = [err40];
+      vErrors = [err46];
     } else {
-      vErrors.push(err40);
+      vErrors.push(err46);
     }
     errors++;
   }

@@ -34,6 +34,39 @@ export function reservationStaleAfterMs(): number {
 }
 let reservationStale: number | undefined;
 
+/** A setting's default and bounds, as the contract states them. */
+export interface SettingBounds {
+  default: number;
+  minimum: number;
+  maximum: number;
+}
+
+/** The payment lifecycle's host app settings (ADR 0039), from the Platform API's HostappSettingsFields. */
+export interface LifecycleSettings {
+  paymentLifetimeSeconds: SettingBounds;
+  reconcileAfterSeconds: SettingBounds;
+}
+
+export function lifecycleSettings(): LifecycleSettings {
+  if (lifecycle === undefined) {
+    const document = loadDocument('platform');
+    const fields = resolve<{ properties?: Record<string, JsonObject> }>(document, document.components.schemas?.HostappSettingsFields);
+    const bounds = (name: string): SettingBounds => {
+      const property = fields?.properties?.[name];
+      const schema = resolve(document, property);
+      const value = { default: property?.default, minimum: schema?.minimum, maximum: schema?.maximum };
+      if (!positiveInteger(value.default) || !positiveInteger(value.minimum) || !positiveInteger(value.maximum))
+        throw new Error(`the Platform API lost the default or bounds of HostappSettingsFields.${name}`);
+      if (value.minimum > value.default || value.default > value.maximum)
+        throw new Error(`HostappSettingsFields.${name}: the default lies outside its bounds`);
+      return { default: value.default, minimum: value.minimum, maximum: value.maximum };
+    };
+    lifecycle = { paymentLifetimeSeconds: bounds('payment_lifetime_seconds'), reconcileAfterSeconds: bounds('reconcile_after_seconds') };
+  }
+  return lifecycle;
+}
+let lifecycle: LifecycleSettings | undefined;
+
 /** A list operation's page size when the `limit` parameter is absent, and the most it may ask for. */
 export interface PageSize {
   default: number;

@@ -30,6 +30,8 @@ export interface Config {
   /** Failed authentications per source address, shared by the instances (ADR 0029); the contract's `x-rate-limits.failedAuthentication`. */
   failedAuthLimit: { perSecond: number; burst: number };
   worker: { pollMs: number; batchSize: number; leaseMs: number; enabled: boolean };
+  /** The platform's own status queries of payments left in process (ADR 0039). */
+  reconciler: { pollMs: number; batchSize: number; enabled: boolean };
   shutdownGraceMs: number;
   /** How long a client may take to send a whole request, headers and body; the contract's `x-request-timeout-ms` (ADR 0015). */
   requestTimeoutMs: number;
@@ -69,6 +71,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       batchSize: integer(env.MINIBRIDGE_WORKER_BATCH, 50),
       leaseMs: 60_000,
       enabled: env.MINIBRIDGE_WORKER !== 'off',
+    },
+    reconciler: {
+      pollMs: integer(env.MINIBRIDGE_RECONCILER_POLL_MS, 1_000),
+      batchSize: integer(env.MINIBRIDGE_RECONCILER_BATCH, 50),
+      enabled: env.MINIBRIDGE_RECONCILER !== 'off',
     },
     shutdownGraceMs: integer(env.MINIBRIDGE_SHUTDOWN_GRACE_MS, 10_000),
     requestTimeoutMs: integer(env.MINIBRIDGE_REQUEST_TIMEOUT_MS, requestTimeoutMs()),

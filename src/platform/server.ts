@@ -5,6 +5,8 @@ import { configFromEnv, type Config } from './config.js';
 import { contractOperations } from '../contract/operations.js';
 import { maxHeaderBytes } from '../contract/limits.js';
 import { DeliveryWorker } from './delivery/worker.js';
+import { reconcileBudget } from './payments/lifecycle.js';
+import { Reconciler } from './payments/reconciler.js';
 import { createApp } from './http/app.js';
 import { appServerClasses } from './http/appServerClasses.js';
 import { answerClientErrors } from './http/clientErrors.js';
@@ -72,7 +74,10 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     await store.close();
     throw error;
   }
-  const metrics = createMetrics(() => store.outbox.countPending());
+  const metrics = createMetrics({
+    pendingDeliveries: () => store.outbox.countPending(),
+    stuckPayments: () => store.reconciliation.countStuck(),
+  });
   // One line and one metric change per outage, however many statements it fails (ADR 0037).
   const stopReportingDatabase = store.db.availability.onChange((up) => {
     metrics.databaseUp.set(up ? 1 : 0);
@@ -93,7 +98,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     },
     partners,
     rateLimiters: createRateLimiters(
-      { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit },
+      { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit, reconciliation: reconcileBudget() },
       undefined,
       sharedLimits.shared,
     ),
@@ -105,6 +110,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     handling: new Set(),
   };
   const worker = new DeliveryWorker(platform);
+  const reconciler = new Reconciler(platform);
   const app = createApp(platform);
   const server = createServer(
     {
@@ -130,6 +136,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     server.listen(config.port, config.host, resolve);
   });
   if (config.worker.enabled) worker.start();
+  if (config.reconciler.enabled) reconciler.start();
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address}:${address.port}`;
   log.info(
@@ -155,7 +162,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       const finished = await settledWithin(
         [
           (async () => {
-            await worker.stop();
+            await Promise.all([worker.stop(), reconciler.stop()]);
             await partners.close();
             await sharedLimits.close();
             stopReportingDatabase();

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { replayWindowSeconds, signRequest } from '../../src/wire/signing.js';
-import { maxBodyBytes, pageSize } from '../../src/contract/limits.js';
+import { lifecycleSettings, maxBodyBytes, pageSize } from '../../src/contract/limits.js';
 import { loadDocument } from '../../src/contract/documents.js';
 import type { Received } from '../support/fakePartners.js';
 import { describeOnBackends } from '../support/databases.js';
@@ -79,10 +79,17 @@ describeOnBackends('payments', (backend) => {
       const orderId = 'ORD-FLOW-1';
       // A 20-digit amount as a JSON number must reach E3 digit for digit.
       const e1 = `{"app_id":"${MINIAPP.id}","client_id":"${HOSTAPP.id}","order":{"currency":"VND","amount":12345678901234567890,"tax_amount":"0.10","miniapp_order_id":"${orderId}","hostapp_user_id":"u_1","unknown_field":true,"items":[{"product_name":"Coffee","product_variant_name":"Large","product_sku":"CF-L","product_image_url":"https://img.example/cf.png","quantity":2,"price":99999999999999999.99,"discount":"0"}]}}`;
+      const before = Date.now();
       const created = await harness.call('createOrderPayment', e1, { authorization: harness.miniappAuth() });
+      const after = Date.now();
       expect(created.status).toBe(200);
       const orderPaymentId = created.body.order_payment_id;
       const e3 = harness.hostapp.receivedAt('/create-order-payment').at(-1)!;
+      // E3 tells the host app when the payment expires: the contract's default lifetime from now (ADR 0039).
+      const expiresAt: string = JSON.parse(e3.body).expires_at;
+      const lifetimeMs = lifecycleSettings().paymentLifetimeSeconds.default * 1000;
+      expect(Date.parse(expiresAt)).toBeGreaterThanOrEqual(before + lifetimeMs);
+      expect(Date.parse(expiresAt)).toBeLessThanOrEqual(after + lifetimeMs);
       expect(e3.body).toContain('"amount":12345678901234567890');
       expect(e3.body).toContain('"price":99999999999999999.99');
       expect(e3.body).toContain('"tax_amount":"0.10"');
@@ -99,7 +106,7 @@ describeOnBackends('payments', (backend) => {
       });
       const query = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId };
       const inProcess = await harness.call('getPaymentStatus', query, { authorization: harness.miniappAuth() });
-      expect(inProcess.body).toEqual({ ...query, payment_status: 'in_process' });
+      expect(inProcess.body).toEqual({ ...query, payment_status: 'in_process', expires_at: expiresAt });
       const e4 = harness.hostapp.receivedAt('/get-payment-status').at(-1)!;
       expect(JSON.parse(e4.body)).toEqual(query);
       expect(e4.headers['x-user-id']).toBe('u_1');
@@ -116,6 +123,7 @@ describeOnBackends('payments', (backend) => {
         hostapp_client_id: HOSTAPP.id,
         payment_status: 'paid',
         custom_attributes: { transaction_ref: 'TX-1' },
+        expires_at: expiresAt,
       });
       expect(e6.headers.authorization).toBe(basicAuthorization(MINIAPP.id, MINIAPP.secret));
       expect(e6.headers['x-minibridge-event-id']).toMatch(/^evt_/);
@@ -184,7 +192,12 @@ describeOnBackends('payments', (backend) => {
       const query = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: created.body.order_payment_id };
       statusAtHostapp.set(query.order_payment_id, { ...query, payment_status: 'failed', payment_fail_reason: 'Insufficient balance' });
       const status = await harness.call('getPaymentStatus', query, { authorization: harness.miniappAuth() });
-      expect(status.body).toEqual({ ...query, payment_status: 'failed', payment_fail_reason: 'Insufficient balance' });
+      expect(status.body).toEqual({
+        ...query,
+        payment_status: 'failed',
+        payment_fail_reason: 'Insufficient balance',
+        expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      });
       const e6 = await harness.eventually('E6 after E4', () =>
         harness.miniapp.receivedAt('/complete-order').find((r) => r.body.includes(query.order_payment_id)),
       );

@@ -27,6 +27,9 @@ export function newOrderPayment(overrides: Partial<NewOrderPayment> = {}): NewOr
     currency: 'VND',
     order_json: `{"currency":"VND","amount":"12.30","miniapp_order_id":${JSON.stringify(miniappOrderId)}}`,
     custom_attributes: null,
+    // Far ahead: a payment is asked about (reconciliation) only in tests that say when.
+    expires_at: new Date('2099-01-01T00:00:00.000Z'),
+    reconcile_at: new Date('2099-01-01T00:00:00.000Z'),
     ...overrides,
   };
 }

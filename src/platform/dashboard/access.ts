@@ -1,14 +1,9 @@
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
-import { InvalidCursorError, type PartnerKind, type PartnerRow, type Queryable } from '../store/index.js';
+import type { PartnerKind, PartnerRow, Queryable } from '../store/index.js';
 import type { DashboardCaller } from './caller.js';
 
 export const label = (kind: PartnerKind) => (kind === 'hostapp' ? 'host app' : 'miniapp');
-
-export function cursorProblem(error: unknown): never {
-  if (error instanceof InvalidCursorError) throw new ApiError('INVALID_REQUEST', 'cursor is not one this API produced');
-  throw error;
-}
 
 /** A partner row the caller may access (locked when read in a transaction), or NOT_FOUND. */
 export async function accessible(

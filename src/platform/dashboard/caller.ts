@@ -1,6 +1,7 @@
 import type { components } from '../../../generated/types/platform.js';
+import { ApiError } from '../../contract/errors.js';
 import type { Partner } from '../registry/registry.js';
-import type { PartnerKind } from '../store/index.js';
+import { InvalidCursorError, type PartnerKind } from '../store/index.js';
 
 type Actor = components['schemas']['AuditEntry']['actor'];
 
@@ -25,4 +26,10 @@ export class DashboardCaller {
 /** The page size and cursor of a list query (the contract's default page size is 50). */
 export function pageQuery(query: Record<string, string | undefined>): { limit: number; cursor: string | undefined } {
   return { limit: query.limit === undefined ? 50 : Number(query.limit), cursor: query.cursor };
+}
+
+/** A cursor the store did not make: the caller's mistake (400), never the platform's. */
+export function cursorProblem(error: unknown): never {
+  if (error instanceof InvalidCursorError) throw new ApiError('INVALID_REQUEST', 'cursor is not one this API produced');
+  throw error;
 }

@@ -8,6 +8,7 @@ import type { DashboardCaller } from './caller.js';
 import {
   changesBetween,
   hostappView,
+  lifecycleDefaults,
   kindOf,
   miniappView,
   typeOf,
@@ -27,7 +28,7 @@ export const partnerChanges = {
     checkUrls(caller, body.urls);
     return write(platform, async (tx) => {
       const row = await accessible(platform, caller, 'hostapp', clientId, tx);
-      const before = row.settings as HostappSettings;
+      const before = { ...(row.settings as HostappSettings), ...lifecycleDefaults(row.settings as Partial<HostappSettings>) };
       const after: HostappSettings = {
         ...before,
         ...body,

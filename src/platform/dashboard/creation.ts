@@ -3,7 +3,7 @@ import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
 import type { DashboardCaller } from './caller.js';
-import { changesBetween, hostappView, miniappView, type HostappSettings, type MiniappSettings } from './settings.js';
+import { changesBetween, hostappView, lifecycleDefaults, miniappView, type HostappSettings, type MiniappSettings } from './settings.js';
 import { checkAllowList, checkHostapps, insertOrRefuse, issue, write } from './writes.js';
 
 type Schemas = components['schemas'];
@@ -28,6 +28,7 @@ export const partnerCreation = {
       allowed_ips: fields.allowed_ips ?? [],
       signing: { enabled: false },
       features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
+      ...lifecycleDefaults(fields),
     };
     return write(platform, async (tx) => {
       const row = await insertOrRefuse(platform, tx, 'hostapp', client_id, settings);

@@ -132,6 +132,8 @@ export class PartnerDirectory {
               token_prefix: s.token_prefix,
               use_access_token: s.use_access_token,
               payment_status_method: s.payment_status_method,
+              payment_lifetime_seconds: s.payment_lifetime_seconds,
+              reconcile_after_seconds: s.reconcile_after_seconds,
               urls: s.urls,
               allowed_ips: s.allowed_ips,
               features: base.features,

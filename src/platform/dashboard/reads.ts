@@ -2,8 +2,8 @@ import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
 import { credentialView } from '../store/index.js';
-import { accessible, cursorProblem } from './access.js';
-import { pageQuery, type DashboardCaller } from './caller.js';
+import { accessible } from './access.js';
+import { cursorProblem, pageQuery, type DashboardCaller } from './caller.js';
 import { hostappView, kindOf, miniappView, type PartnerType } from './settings.js';
 
 /** What a caller may read of one partner, and redelivery (it changes no setting). */

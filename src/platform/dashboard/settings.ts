@@ -1,4 +1,5 @@
 import type { components } from '../../../generated/types/platform.js';
+import { lifecycleSettings } from '../../contract/limits.js';
 import type { Hostapp, Miniapp } from '../registry/registry.js';
 import type { PartnerKind, PartnerRow } from '../store/index.js';
 
@@ -26,6 +27,22 @@ export function hostappSettingsOf(hostapp: Hostapp): HostappSettings {
     allowed_ips: [...(r.allowed_ips ?? [])],
     signing: { enabled: r.signing?.enabled ?? false },
     features: { ...hostapp.features },
+    ...lifecycleDefaults({ payment_lifetime_seconds: r.payment_lifetime_seconds, reconcile_after_seconds: r.reconcile_after_seconds }),
+  };
+}
+
+/**
+ * The payment lifecycle settings (ADR 0039) with the contract's defaults for those not given:
+ * a host app registered before they existed has none on record and gets the defaults.
+ */
+export function lifecycleDefaults(given: {
+  payment_lifetime_seconds?: number | undefined;
+  reconcile_after_seconds?: number | undefined;
+}): Pick<HostappSettings, 'payment_lifetime_seconds' | 'reconcile_after_seconds'> {
+  const defaults = lifecycleSettings();
+  return {
+    payment_lifetime_seconds: given.payment_lifetime_seconds ?? defaults.paymentLifetimeSeconds.default,
+    reconcile_after_seconds: given.reconcile_after_seconds ?? defaults.reconcileAfterSeconds.default,
   };
 }
 
@@ -41,9 +58,11 @@ export function miniappSettingsOf(miniapp: Miniapp): MiniappSettings {
 }
 
 export function hostappView(row: PartnerRow): DashboardHostapp {
+  const settings = row.settings as Partial<HostappSettings>;
   return {
     client_id: row.partner_id,
     ...(row.settings as HostappSettings),
+    ...lifecycleDefaults(settings),
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
   };

@@ -103,8 +103,14 @@ async function readRequest(req: Request, op: OperationContract) {
       throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} must be given once`);
     if (value.includes('\0'))
       throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} must not contain the NUL character (U+0000)`);
-    // Query and path values arrive as text; integers are checked as numbers.
-    const typed = /^-?\d+$/.test(value) && !parameter.validate(value) ? Number(value) : value;
+    // Query and path values arrive as text; integers are checked as numbers, `true`/`false` as booleans.
+    const typed = /^-?\d+$/.test(value)
+      ? parameter.validate(value)
+        ? value
+        : Number(value)
+      : (value === 'true' || value === 'false') && !parameter.validate(value)
+        ? value === 'true'
+        : value;
     const result = check(parameter.validate, typed);
     if (!result.valid)
       throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} ${result.message.replace(/^the body /, '')}`);

@@ -201,10 +201,14 @@ export class SharedRateLimiter implements Limiter {
   }
 }
 
-/** The platform's two budgets (ADR 0017): authenticated partners, and failed authentications by source. */
+/**
+ * The platform's budgets: authenticated partners and failed authentications by source (ADR 0017),
+ * and the platform's own status queries per host app (reconciliation, ADR 0039).
+ */
 export interface RateLimiters {
   partner: Limiter;
   failedAuthentication: Limiter;
+  reconciliation: Limiter;
 }
 
 export interface SharedLimits {
@@ -214,12 +218,17 @@ export interface SharedLimits {
 }
 
 /** Per-instance budgets, or shared ones (each with a per-instance fallback) when `shared` is given. */
-export function createRateLimiters(limits: ContractRateLimits, now?: () => number, shared?: SharedLimits): RateLimiters {
+export function createRateLimiters(
+  limits: ContractRateLimits & { reconciliation: RateLimitBudget },
+  now?: () => number,
+  shared?: SharedLimits,
+): RateLimiters {
   const local = (policy: string, budget: RateLimitBudget) => new RateLimiter(policy, budget, now);
   const limiter = (policy: string, budget: RateLimitBudget): Limiter =>
     shared ? new SharedRateLimiter(policy, budget, shared.buckets, local(policy, budget), shared.onFallback) : local(policy, budget);
   return {
     partner: limiter('partner', limits.partner),
     failedAuthentication: limiter('failed-auth', limits.failedAuthentication),
+    reconciliation: limiter('reconcile', limits.reconciliation),
   };
 }

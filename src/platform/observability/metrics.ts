@@ -15,13 +15,23 @@ export interface Metrics {
   databaseUp: Gauge;
   /** Times the database went down, as this instance saw it (ADR 0037). */
   databaseOutages: Counter;
+  /** The platform's own status queries (reconciliation, ADR 0039), by what came of them. */
+  reconcileAsks: Counter<'outcome'>;
+  /** Payments found still in process after their expiry (stuck), as they became so. */
+  paymentsStuck: Counter;
+}
+
+/** What the gauges read at each scrape; while the database is down they keep their last values. */
+export interface MetricSources {
+  pendingDeliveries(): Promise<number>;
+  stuckPayments(): Promise<number>;
 }
 
 /**
  * `pendingDeliveries` is read at each scrape; while the database is down the gauge keeps its
  * last value rather than failing the whole scrape.
  */
-export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics {
+export function createMetrics(sources: MetricSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics: Metrics = {
@@ -80,15 +90,38 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       help: 'Times this instance lost its database and waited for it to come back.',
       registers: [registry],
     }),
+    reconcileAsks: new Counter({
+      name: 'minibridge_reconcile_asks_total',
+      help: "The platform's own status queries of payments left in process (E4), by outcome: in_process, settled, unchanged, conflict, not_found, failed, postponed (over the host app's budget).",
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    paymentsStuck: new Counter({
+      name: 'minibridge_payments_became_stuck_total',
+      help: 'Payments found still in process after their expiry (stuck), counted as they became so.',
+      registers: [registry],
+    }),
   };
   metrics.databaseUp.set(1);
+  new Gauge({
+    name: 'minibridge_payments_stuck',
+    help: 'Payments in process past their expiry that the platform could not settle: someone must look (the dashboard lists them).',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await sources.stuckPayments());
+      } catch {
+        // The last value stands; minibridge_database_up says why it is not fresh.
+      }
+    },
+  });
   new Gauge({
     name: 'minibridge_e6_pending',
     help: 'E6 deliveries waiting for an attempt.',
     registers: [registry],
     async collect() {
       try {
-        this.set(await pendingDeliveries());
+        this.set(await sources.pendingDeliveries());
       } catch {
         // The last value stands; minibridge_database_up says why it is not fresh.
       }

@@ -3,6 +3,7 @@ import { ApiError } from '../../contract/errors.js';
 import { createOrderPaymentAtHostapp } from '../outbound/hostappCalls.js';
 import { hostappOrderRequest, hostappOrderText } from '../payments/hostappOrder.js';
 import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
+import { newPaymentSchedule } from '../payments/lifecycle.js';
 import { paymentParties } from '../payments/parties.js';
 import type { OperationHandler } from './handler.js';
 
@@ -16,7 +17,12 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
     if (!e3.ok) throw new ApiError('INVALID_ORDER_DATA', e3.message);
 
     const order = body.order;
-    const e3Text = hostappOrderText(body.client_id, e3.body);
+    // The payment's life (ADR 0039): it expires after the host app's lifetime, or the miniapp's
+    // shorter one (validated as an integer within the contract's bounds), told on E3.
+    const requestedLifetimeSeconds =
+      body.payment_lifetime_seconds === undefined ? undefined : Number(decimalText(body.payment_lifetime_seconds));
+    const schedule = newPaymentSchedule(hostapp, requestedLifetimeSeconds, new Date());
+    const e3Text = hostappOrderText(body.client_id, e3.body, { expiresAt: schedule.expiresAt, requestedLifetimeSeconds });
     const reservation = await platform.store.idempotency.reserve(
       {
         app_id: body.app_id,
@@ -64,6 +70,8 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
         currency: order.currency,
         order_json: e3Text.order,
         custom_attributes: created.custom_attributes === undefined ? null : stringifyLossless(created.custom_attributes),
+        expires_at: schedule.expiresAt,
+        reconcile_at: schedule.reconcileAt,
       },
       reservation.reservation,
     );

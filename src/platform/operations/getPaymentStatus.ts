@@ -1,8 +1,7 @@
-import { stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
-import { getPaymentStatusAtHostapp } from '../outbound/hostappCalls.js';
 import { paymentParties } from '../payments/parties.js';
 import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
+import { askHostappStatus } from '../payments/statusQuery.js';
 import type { OrderPayment } from '../store/index.js';
 import type { OperationHandler } from './handler.js';
 
@@ -24,44 +23,34 @@ export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
       );
     if (record.payment_status !== 'in_process') return { body: report(record) };
 
-    const answer = await getPaymentStatusAtHostapp(hostapp, ref, {
-      hostappUserId: record.hostapp_user_id ?? undefined,
-      userAccessToken: headers['x-user-access-token'],
-    });
-    const operation = hostapp.registration.payment_status_method === 'GET' ? 'queryHostappPaymentStatus' : 'getHostappPaymentStatus';
-    platform.metrics.partnerCalls.inc({ operation, outcome: answer.ok ? 'answered' : answer.failure.kind });
-    platform.metrics.partnerCallSeconds.observe({ operation }, answer.durationMs / 1000);
-    if (!answer.ok) throw hostappFailure(answer.failure, 'did not give the payment status (E4)');
-    const status = answer.body;
-    if ('error_code' in status) throw hostappRefusal(status.error_code, 'ORDER_NOT_FOUND', 'the status query (E4)');
-    if (typeof status.payment_status !== 'string') {
-      throw new ApiError(
-        'HOSTAPP_INVALID_RESPONSE',
-        'the host app server answered the status query (E4) with neither an own payment_status nor an error_code',
-      );
+    const { answer } = await askHostappStatus(
+      hostapp,
+      ref,
+      { hostappUserId: record.hostapp_user_id ?? undefined, userAccessToken: headers['x-user-access-token'] },
+      platform.metrics,
+    );
+    switch (answer.kind) {
+      case 'failed':
+        throw hostappFailure(answer.failure, 'did not give the payment status (E4)');
+      case 'refused':
+        throw hostappRefusal(answer.error_code, 'ORDER_NOT_FOUND', 'the status query (E4)');
+      case 'invalid':
+        throw new ApiError('HOSTAPP_INVALID_RESPONSE', answer.message);
     }
-    // An answer is about the payment asked about or about nothing (ADR 0016): a report naming
-    // another payment, miniapp or host app is never applied to this one.
-    const mismatch = (['order_payment_id', 'app_id', 'client_id'] as const).find((field) => status[field] !== ref[field]);
-    if (mismatch) {
-      throw new ApiError(
-        'HOSTAPP_INVALID_RESPONSE',
-        `the host app server answered the status query (E4) about ${mismatch} ${String(status[mismatch])}, not ${ref[mismatch]}; nothing was changed`,
-      );
-    }
-    if (status.payment_status !== 'in_process') {
+    if (answer.payment_status !== 'in_process') {
+      const { payment_status, payment_fail_reason, custom_attributes } = answer;
       const result = await platform.store.orderPayments.transition({
         ...ref,
-        payment_status: status.payment_status,
-        payment_fail_reason: status.payment_fail_reason ?? null,
-        custom_attributes: status.custom_attributes === undefined ? null : stringifyLossless(status.custom_attributes),
+        payment_status,
+        payment_fail_reason,
+        custom_attributes,
         source: 'E4',
       });
       if (result.outcome === 'not_found') throw new ApiError('ORDER_NOT_FOUND', `order payment ${ref.order_payment_id} disappeared`);
       if (result.outcome === 'applied') platform.wakeWorker();
       if (result.outcome === 'conflict')
         log.warn(
-          { order_payment_id: ref.order_payment_id, recorded: result.orderPayment.payment_status, hostapp: status.payment_status },
+          { order_payment_id: ref.order_payment_id, recorded: result.orderPayment.payment_status, hostapp: answer.payment_status },
           'E4 contradicts the recorded terminal status; keeping the record',
         );
       record = result.orderPayment;
@@ -77,5 +66,6 @@ function report(record: OrderPayment) {
     client_id: record.client_id,
     payment_status: record.payment_status,
     ...(record.payment_fail_reason !== null && { payment_fail_reason: record.payment_fail_reason }),
+    ...(record.expires_at !== null && { expires_at: record.expires_at }),
   };
 }

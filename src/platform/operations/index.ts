@@ -20,6 +20,9 @@ import { revokeCredential } from './revokeCredential.js';
 import { listPartnerDeliveries } from './listPartnerDeliveries.js';
 import { redeliverPartnerDelivery } from './redeliverPartnerDelivery.js';
 import { listAuditEntries } from './listAuditEntries.js';
+import { listPartnerPayments } from './listPartnerPayments.js';
+import { getPartnerPayment } from './getPartnerPayment.js';
+import { listPayments } from './listPayments.js';
 import { listDeliveries } from './listDeliveries.js';
 import { redeliverDelivery } from './redeliverDelivery.js';
 import { sendHostappEvent } from './sendHostappEvent.js';
@@ -52,4 +55,7 @@ export const handlers: HandlerTable = {
   listPartnerDeliveries,
   redeliverPartnerDelivery,
   listAuditEntries,
+  listPartnerPayments,
+  getPartnerPayment,
+  listPayments,
 };

@@ -34,10 +34,19 @@ export interface HostappOrderText {
   /** The order member of that same text, as the record keeps it. */
   order: JsonText<HostappCreateOrderPaymentRequest['order']>;
   /**
-   * What makes two E1 requests "the same" for idempotency: the host app they go to and the E3
-   * body they become (sha256 of client_id, a newline and `body`).
+   * What makes two E1 requests "the same" for idempotency: the host app they go to, the E3 body
+   * they become without its expiry (an instant, different on every call), and the lifetime the
+   * miniapp asked for, if it did: sha256 of client_id, a newline, that body and, with a lifetime,
+   * a newline and `lifetime:<seconds>`. Without one, the hash reservations made before expiry
+   * existed hold.
    */
   hash: string;
+}
+
+/** The expiry E3 carries, and the lifetime the miniapp asked for on E1 (part of the request's identity). */
+export interface E3Expiry {
+  expiresAt: Date;
+  requestedLifetimeSeconds?: number | undefined;
 }
 
 /**
@@ -45,14 +54,20 @@ export interface HostappOrderText {
  * order kept), so two E1 requests that differ only in member order hash alike, and the hash,
  * the stored order and the bytes sent to the host app all come from the same text.
  */
-export function hostappOrderText(clientId: string, request: HostappCreateOrderPaymentRequest): HostappOrderText {
-  const { app_id, order, ...rest } = request;
+export function hostappOrderText(clientId: string, request: HostappCreateOrderPaymentRequest, expiry: E3Expiry): HostappOrderText {
+  const { app_id, order, expires_at, ...rest } = request;
   // Every member of the E3 body is written below: a member the contract adds must be added here.
   const nothingElse: Record<string, never> = rest;
   void nothingElse;
+  // The expiry is the caller's: the E3 request built from E1 has none of its own.
+  void expires_at;
   const orderText = canonicalJsonText(order);
-  // Keys in sorted order, as canonicalJsonText would write them: app_id, order.
-  const body = `{"app_id":${JSON.stringify(app_id)},"order":${orderText}}` as JsonText<HostappCreateOrderPaymentRequest>;
-  const hash = digest('sha256', `${clientId}\n${body}`, 'hex');
+  const appIdText = JSON.stringify(app_id);
+  // Keys in sorted order, as canonicalJsonText would write them: app_id, expires_at, order.
+  const body =
+    `{"app_id":${appIdText},"expires_at":${JSON.stringify(expiry.expiresAt.toISOString())},"order":${orderText}}` as JsonText<HostappCreateOrderPaymentRequest>;
+  const identity = `${clientId}\n{"app_id":${appIdText},"order":${orderText}}`;
+  const lifetime = expiry.requestedLifetimeSeconds === undefined ? '' : `\nlifetime:${expiry.requestedLifetimeSeconds}`;
+  const hash = digest('sha256', identity + lifetime, 'hex');
   return { body, order: orderText, hash };
 }

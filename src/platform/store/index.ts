@@ -8,6 +8,8 @@ import { createOrderPayments, type OrderPayments } from './orderPayments.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createRateLimitBuckets, type RateLimitBuckets } from './rateLimitBuckets.js';
 import { createPartners, type Partners } from './partners.js';
+import { createPaymentRecords, type PaymentRecords } from './paymentRecords.js';
+import { createReconciliation, type Reconciliation } from './reconciliation.js';
 import { createReplayGuard, type ReplayGuard } from './replayGuard.js';
 import { systemClock, type Clock } from './time.js';
 
@@ -30,6 +32,8 @@ export { InvalidCursorError, lostAttemptError } from './outbox.js';
 export type { CredentialRow, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
 export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
+export type { AskRecord, ReconcileClaim, ReconcileClaimOptions } from './reconciliation.js';
+export type { PaymentQuery } from './paymentRecords.js';
 export type { BucketTake, RateLimitBuckets } from './rateLimitBuckets.js';
 
 export interface Store {
@@ -43,6 +47,10 @@ export interface Store {
   readonly rateLimitBuckets: RateLimitBuckets;
   /** The dashboard's partners, credentials and audit log (ADR 0027). */
   readonly partners: Partners;
+  /** Leases and records the platform's own status queries of payments left in process (ADR 0039). */
+  readonly reconciliation: Reconciliation;
+  /** The dashboard's lists of payments and a payment's timeline. */
+  readonly paymentRecords: PaymentRecords;
   /** Resolves when the database answers; for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -74,6 +82,8 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
     replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
     rateLimitBuckets: createRateLimitBuckets(db),
     partners: createPartners(db, clock),
+    reconciliation: createReconciliation(db, clock),
+    paymentRecords: createPaymentRecords(db),
     async ping() {
       await db.query('SELECT 1');
     },

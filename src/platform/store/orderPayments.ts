@@ -12,8 +12,11 @@ type PaymentStatus = components['schemas']['PaymentStatus'];
 type Delivery = components['schemas']['Delivery'];
 type OrderCompletion = components['schemas']['OrderCompletion'];
 
-/** Where a status change came from: E1 creation, E5 report, or E4 answer to a status query. */
-export type StatusSource = 'E1' | 'E5' | 'E4';
+/**
+ * Where a status change came from: E1 creation, E5 report, E4 answer to a status query an E2
+ * caused, or E4 answer to the platform's own query (reconciliation, ADR 0039).
+ */
+export type StatusSource = components['schemas']['StatusSource'];
 
 export interface NewOrderPayment {
   order_payment_id: string;
@@ -28,11 +31,17 @@ export interface NewOrderPayment {
   order_json: string;
   /** JSON text, as received. */
   custom_attributes: string | null;
+  /** When the payment expires (ADR 0039): told to the host app on E3. */
+  expires_at: Date;
+  /** When the platform first asks the host app about it if no E5 came (reconciliation). */
+  reconcile_at: Date;
 }
 
-export interface OrderPayment extends NewOrderPayment {
+export interface OrderPayment extends Omit<NewOrderPayment, 'expires_at' | 'reconcile_at'> {
   payment_status: PaymentStatus;
   payment_fail_reason: string | null;
+  /** Null for payments created before expiry existed. */
+  expires_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -95,17 +104,18 @@ export interface OrderPayments {
   transition(request: TransitionRequest): Promise<TransitionResult>;
 }
 
-interface OrderPaymentRow extends Omit<OrderPayment, 'created_at' | 'updated_at'> {
+interface OrderPaymentRow extends Omit<OrderPayment, 'created_at' | 'updated_at' | 'expires_at'> {
   created_at: Date;
   updated_at: Date;
+  expires_at: Date | null;
 }
 
 /** The select list of an order payment read from `source` (a table or CTE name). */
 function columns(source: string): string {
   return `${source}.order_payment_id, ${source}.app_id, ${source}.client_id, ${source}.miniapp_order_id,
     ${source}.hostapp_user_id, ${source}.amount_text AS amount, ${source}.currency, ${source}.order_json,
-    ${source}.payment_status, ${source}.payment_fail_reason, ${source}.custom_attributes, ${source}.created_at,
-    ${source}.updated_at`;
+    ${source}.payment_status, ${source}.payment_fail_reason, ${source}.custom_attributes, ${source}.expires_at,
+    ${source}.created_at, ${source}.updated_at`;
 }
 
 function toOrderPayment(row: OrderPaymentRow): OrderPayment {
@@ -121,6 +131,7 @@ function toOrderPayment(row: OrderPaymentRow): OrderPayment {
     payment_status: row.payment_status,
     payment_fail_reason: row.payment_fail_reason,
     custom_attributes: row.custom_attributes,
+    expires_at: row.expires_at === null ? null : row.expires_at.toISOString(),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -154,8 +165,9 @@ const createStatement = {
   name: 'store.orderPayments.create',
   text: `WITH inserted AS (
       INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
-        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at)
-      VALUES ($1, $2, $3, $4, $5, $6::text, $6::text::numeric, $7, $8, 'in_process', $9, $10, $10)
+        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at,
+        expires_at, reconcile_next_at)
+      VALUES ($1, $2, $3, $4, $5, $6::text, $6::text::numeric, $7, $8, 'in_process', $9, $10, $10, $13, $14)
       ON CONFLICT (client_id, order_payment_id) DO NOTHING
       RETURNING *
     ),
@@ -168,7 +180,13 @@ const createStatement = {
       SELECT client_id, order_payment_id, NULL, payment_status, 'E1', NULL, created_at FROM inserted
     ),
     completed AS (${completeReservationSql('$11', '$12', '$1')}
-      AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM recorded WHERE same_order)))
+      AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM recorded WHERE same_order))),
+    -- A retried E3 told the host app a later expiry: the record keeps the latest (ADR 0039).
+    extended AS (
+      UPDATE order_payments SET expires_at = GREATEST(expires_at, $13::timestamptz)
+      WHERE client_id = $3 AND order_payment_id = $1 AND payment_status = 'in_process'
+        AND EXISTS (SELECT 1 FROM recorded WHERE same_order)
+    )
     SELECT 'created' AS outcome, ${columns('inserted')} FROM inserted
     UNION ALL
     SELECT CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, ${columns('recorded')} FROM recorded`,
@@ -185,11 +203,13 @@ const createBatchStatement = {
   name: 'store.orderPayments.createBatch',
   text: `WITH inserted AS (
       INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
-        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at)
+        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at,
+        expires_at, reconcile_next_at)
       SELECT order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text, amount_text::numeric,
-        currency, order_json, 'in_process', custom_attributes, at, at
+        currency, order_json, 'in_process', custom_attributes, at, at, expires_at, reconcile_at
       FROM json_to_recordset($1::json) AS requested (order_payment_id text, app_id text, client_id text, miniapp_order_id text,
-        hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text, at timestamptz)
+        hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text, at timestamptz,
+        expires_at timestamptz, reconcile_at timestamptz)
       ON CONFLICT (client_id, order_payment_id) DO NOTHING
       RETURNING *
     ),
@@ -228,7 +248,7 @@ const applyTransitionStatement = {
   text: `WITH updated AS (
       UPDATE order_payments
       SET payment_status = $4, payment_fail_reason = $5, custom_attributes = COALESCE($6, custom_attributes),
-          updated_at = $7
+          updated_at = $7, settled_by = $10::text
       WHERE client_id = $1 AND order_payment_id = $2 AND app_id = $3
         AND payment_status = $8 AND custom_attributes IS NOT DISTINCT FROM $9
       RETURNING *
@@ -313,6 +333,8 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
             currency: payment.currency,
             custom_attributes: payment.custom_attributes,
             at: at.toISOString(),
+            expires_at: payment.expires_at.toISOString(),
+            reconcile_at: payment.reconcile_at.toISOString(),
           }).slice(0, -1)},"order_json":${payment.order_json}}`,
       )
       .join(',')}]`;
@@ -335,6 +357,7 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
         payment_status: 'in_process',
         payment_fail_reason: null,
         custom_attributes: payment.custom_attributes,
+        expires_at: payment.expires_at,
         created_at: at,
         updated_at: at,
       };
@@ -358,6 +381,8 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
         clock(),
         reservation?.keys ?? [],
         reservation?.reservation_id ?? null,
+        payment.expires_at,
+        payment.reconcile_at,
       ];
       const [row] = await db.query<OrderPaymentRow & { outcome: CreateResult['outcome'] }>(createStatement, params);
       if (row) return { outcome: row.outcome, orderPayment: toOrderPayment(row) };
@@ -422,6 +447,7 @@ export function orderCompletionBody(payment: OrderPayment): string {
     ...(payment.custom_attributes === null
       ? {}
       : { custom_attributes: parse(payment.custom_attributes) as OrderCompletion['custom_attributes'] }),
+    ...(payment.expires_at === null ? {} : { expires_at: payment.expires_at }),
   };
   const body = stringify(completion);
   if (body === undefined) throw new Error('The E6 body did not serialise');

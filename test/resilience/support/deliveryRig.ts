@@ -12,6 +12,7 @@ import type { Config } from '../../../src/platform/config.js';
 import { DeliveryWorker } from '../../../src/platform/delivery/worker.js';
 import { createRateLimiters, contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
 import { createMetrics } from '../../../src/platform/observability/metrics.js';
+import { reconcileBudget } from '../../../src/platform/payments/lifecycle.js';
 import type { PlatformContext } from '../../../src/platform/context.js';
 import { registryFrom } from '../../../src/platform/registry/loadRegistry.js';
 import { openStore, type Store } from '../../../src/platform/store/index.js';
@@ -83,13 +84,13 @@ export class DeliveryRig {
         urls: { complete_order: `${url}/${app_id}/complete-order` },
       })),
     });
-    const config = { worker: { ...this.worker_, enabled: false } } as Config;
+    const config = { worker: { ...this.worker_, enabled: false }, reconciler: { pollMs: 60_000, batchSize: 50, enabled: false } } as Config;
     this.platform = {
       config,
       store: this.store,
       registry,
-      rateLimiters: createRateLimiters(contractRateLimits()),
-      metrics: createMetrics(() => this.store.outbox.countPending()),
+      rateLimiters: createRateLimiters({ ...contractRateLimits(), reconciliation: reconcileBudget() }),
+      metrics: createMetrics({ pendingDeliveries: () => this.store.outbox.countPending(), stuckPayments: async () => 0 }),
       log: pino({ level: 'silent' }),
       wakeWorker: () => this.worker.wake(),
       accepting: true,

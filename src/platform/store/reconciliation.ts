@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import type { components } from '../../../generated/types/platform.js';
+import type { Db } from './db.js';
+import type { OrderPaymentRef } from './orderPayments.js';
+import { addMs, type Clock } from './time.js';
+
+type ReconcileAsk = components['schemas']['ReconcileAsk'];
+type PaymentStatus = components['schemas']['PaymentStatus'];
+
+/** A payment an instance holds the reconciliation lease on: it asks the host app about it now. */
+export interface ReconcileClaim extends OrderPaymentRef {
+  hostapp_user_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+  /** Asks made, this one included. */
+  asks: number;
+  stuck_since: Date | null;
+  /** Proof of the lease; recordAsk is refused once another claim replaced it. */
+  lease_id: string;
+}
+
+/** What one ask found, and when to ask next. */
+export interface AskRecord extends OrderPaymentRef {
+  lease_id: string;
+  asked_at: Date;
+  duration_ms: number;
+  outcome: ReconcileAsk['outcome'];
+  /** The status the host app answered, when it answered one. */
+  payment_status?: PaymentStatus;
+  detail?: string;
+  /** When to ask again; null: no more asks (settled, or past the final horizon). */
+  next_at: Date | null;
+  /** The payment is stuck from now (still in process, or unanswered, at or after its expiry). */
+  stuck: boolean;
+}
+
+export interface ReconcileClaimOptions {
+  limit: number;
+  leaseMs: number;
+  /** Asks open to one host app at once, across instances (x-reconciliation.maxInFlight). */
+  maxInFlightPerHostapp: number;
+  /** Host apps this instance is backing off from: none of their payments is claimed. */
+  skipHostapps?: readonly string[];
+}
+
+export interface Reconciliation {
+  /**
+   * Leases up to `limit` payments due for an ask, oldest due first, counting the ask; a host app
+   * already holding `maxInFlightPerHostapp` live leases (on any instance) gets none.
+   */
+  claimDue(options: ReconcileClaimOptions): Promise<ReconcileClaim[]>;
+  /** Records an ask, schedules the next and frees the lease; false when the lease was lost. */
+  recordAsk(ask: AskRecord): Promise<boolean>;
+  /** Frees a lease without asking (a budget refused it): the ask is not counted; due again at `at`. */
+  postpone(ref: OrderPaymentRef, leaseId: string, at: Date): Promise<void>;
+  /** Payments in process past their expiry that the last ask did not settle. */
+  countStuck(): Promise<number>;
+}
+
+/** Any fixed key, distinct from the E6 claim's: it only has to be the same for every claimer. */
+const claimLockStatement = { name: 'store.reconciliation.claimLock', text: 'SELECT pg_advisory_xact_lock(8009) AS locked' };
+
+/**
+ * Leases due payments (ADR 0039), as the E6 claim leases deliveries (ADR 0008, 0037): per host
+ * app at most $4 leases live at once (counted across instances under the claim lock), at most $5
+ * candidates ranked so the cost stays flat whatever the backlog, rows another statement holds
+ * (an E5 settling it) skipped rather than waited for, and the final guard repeating the due
+ * condition. The lease counts the ask.
+ */
+const claimStatement = {
+  name: 'store.reconciliation.claimDue',
+  text: `WITH in_flight AS (
+      SELECT client_id, count(*)::int AS leased FROM order_payments
+      WHERE reconcile_lease_until >= $1
+      GROUP BY client_id
+    ),
+    candidates AS (
+      SELECT p.client_id, p.order_payment_id, p.reconcile_next_at FROM order_payments p
+      WHERE p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL AND p.reconcile_next_at <= $1
+        AND (p.reconcile_lease_until IS NULL OR p.reconcile_lease_until < $1)
+        AND p.client_id NOT IN (SELECT client_id FROM in_flight WHERE leased >= $4::integer)
+        AND p.client_id <> ALL ($7::text[])
+      ORDER BY p.reconcile_next_at
+      LIMIT $5
+      FOR UPDATE OF p SKIP LOCKED
+    ),
+    ranked AS (
+      SELECT c.client_id, c.order_payment_id, c.reconcile_next_at, coalesce(f.leased, 0) AS leased,
+        row_number() OVER (PARTITION BY c.client_id ORDER BY c.reconcile_next_at, c.order_payment_id) AS place
+      FROM candidates c LEFT JOIN in_flight f ON f.client_id = c.client_id
+    ),
+    chosen AS (
+      SELECT client_id, order_payment_id FROM ranked
+      WHERE leased + place <= $4::integer
+      ORDER BY reconcile_next_at
+      LIMIT $3
+    )
+    UPDATE order_payments p SET reconcile_lease_id = $6::uuid, reconcile_lease_until = $2, reconcile_asks = p.reconcile_asks + 1
+    FROM chosen c
+    WHERE p.client_id = c.client_id AND p.order_payment_id = c.order_payment_id
+      AND p.payment_status = 'in_process' AND (p.reconcile_lease_until IS NULL OR p.reconcile_lease_until < $1)
+    RETURNING p.client_id, p.order_payment_id, p.app_id, p.hostapp_user_id, p.created_at, p.expires_at,
+      p.reconcile_asks, p.stuck_since, p.reconcile_next_at`,
+};
+
+/** The ask's record and the next one's schedule in one statement, guarded by the lease. */
+const recordStatement = {
+  name: 'store.reconciliation.recordAsk',
+  text: `WITH updated AS (
+      UPDATE order_payments SET reconcile_lease_id = NULL, reconcile_lease_until = NULL, reconcile_next_at = $5,
+        stuck_since = CASE WHEN $6::boolean THEN COALESCE(stuck_since, $4::timestamptz) ELSE stuck_since END
+      WHERE client_id = $1 AND order_payment_id = $2 AND reconcile_lease_id = $3::uuid
+      RETURNING client_id, order_payment_id
+    )
+    INSERT INTO reconcile_asks (client_id, order_payment_id, asked_at, duration_ms, outcome, payment_status, detail)
+    SELECT client_id, order_payment_id, $4, $7, $8, $9, $10 FROM updated
+    RETURNING id`,
+};
+
+interface ClaimRow {
+  client_id: string;
+  order_payment_id: string;
+  app_id: string;
+  hostapp_user_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+  reconcile_asks: number;
+  stuck_since: Date | null;
+  reconcile_next_at: Date;
+}
+
+export function createReconciliation(db: Db, clock: Clock): Reconciliation {
+  return {
+    async claimDue({ limit, leaseMs, maxInFlightPerHostapp, skipHostapps = [] }) {
+      const now = clock();
+      const leaseId = randomUUID();
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(claimLockStatement);
+        return tx.query<ClaimRow>(claimStatement, [
+          now,
+          addMs(now, leaseMs),
+          limit,
+          maxInFlightPerHostapp,
+          limit * maxInFlightPerHostapp,
+          leaseId,
+          [...skipHostapps],
+        ]);
+      });
+      return rows
+        .sort((a, b) => a.reconcile_next_at.getTime() - b.reconcile_next_at.getTime())
+        .map((row) => ({
+          order_payment_id: row.order_payment_id,
+          app_id: row.app_id,
+          client_id: row.client_id,
+          hostapp_user_id: row.hostapp_user_id,
+          created_at: row.created_at,
+          expires_at: row.expires_at,
+          asks: row.reconcile_asks,
+          stuck_since: row.stuck_since,
+          lease_id: leaseId,
+        }));
+    },
+
+    async recordAsk(ask) {
+      const rows = await db.query(recordStatement, [
+        ask.client_id,
+        ask.order_payment_id,
+        ask.lease_id,
+        ask.asked_at,
+        ask.next_at,
+        ask.stuck,
+        ask.duration_ms,
+        ask.outcome,
+        ask.payment_status ?? null,
+        ask.detail?.slice(0, 1000) ?? null,
+      ]);
+      return rows.length > 0;
+    },
+
+    async postpone(ref, leaseId, at) {
+      await db.query(
+        `UPDATE order_payments SET reconcile_lease_id = NULL, reconcile_lease_until = NULL, reconcile_next_at = $4,
+           reconcile_asks = reconcile_asks - 1
+         WHERE client_id = $1 AND order_payment_id = $2 AND reconcile_lease_id = $3::uuid`,
+        [ref.client_id, ref.order_payment_id, leaseId, at],
+      );
+    },
+
+    async countStuck() {
+      const [row] = await db.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM order_payments WHERE payment_status = 'in_process' AND stuck_since IS NOT NULL",
+      );
+      return row!.count;
+    },
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * Active reconciliation (ADR 0039), driven through the reconciler and the store with a clock
+ * moved by hand, on each backend. The expected schedule is computed here from the contract's
+ * `x-reconciliation`, not by the code under test. What it proves: a host app that never sends
+ * E5 gets its payment settled by one E4 and one E6; one that answers `in_process` forever has
+ * it asked on the published schedule, stuck after its expiry, asked slowly until the final
+ * horizon and never decided by the platform; one that is down is backed off from and held to
+ * the caps; E5s and E2-made E4s racing a reconciliation E4 make exactly one transition; and
+ * every bad answer changes nothing.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { operation } from '../../src/contract/operations.js';
+import type { ReconcilePolicy } from '../../src/platform/payments/lifecycle.js';
+import type { NewOrderPayment } from '../../src/platform/store/index.js';
+import { refOf, transitionTo } from '../store/fixtures.js';
+import { describeOnBackends } from '../support/databases.js';
+import { RIG_HOSTAPPS, RIG_RECONCILE_AFTER_SECONDS, ReconcileRig } from './support/reconcileRig.js';
+
+const policy = operation('getHostappPaymentStatus').extensions['x-reconciliation'] as unknown as ReconcilePolicy;
+const [ONE, TWO] = RIG_HOSTAPPS;
+const HOUR = 3_600_000;
+
+/** The nominal wait after ask `n` (1-based) before expiry, straight from the contract. */
+function fastDelay(n: number): number {
+  let delay = policy.backoff.firstDelayMs;
+  for (let i = 1; i < n; i++) delay = Math.min(delay * policy.backoff.multiplier, policy.backoff.maxDelayMs);
+  return delay;
+}
+
+describeOnBackends('reconciliation', (backend) => {
+  let rig: ReconcileRig;
+  beforeEach(async () => {
+    // random() = 0.5: every jitter lands on its nominal value.
+    rig = await new ReconcileRig().start({ backend: backend.name, random: () => 0.5 });
+  }, 60_000);
+  afterEach(() => rig.stop(), 30_000);
+
+  const row = async (payment: NewOrderPayment) =>
+    (await rig.store.paymentRecords.get({ client_id: payment.client_id, order_payment_id: payment.order_payment_id }))!;
+  const deliveries = async (payment: NewOrderPayment) =>
+    rig.store.db.query<{ event_id: string }>('SELECT event_id FROM deliveries WHERE order_payment_id = $1', [payment.order_payment_id]);
+
+  it('a host app that never sends E5: asked after its reconcile delay, settled by its E4 answer, one E6, never asked again', async () => {
+    const [payment] = await rig.create(1);
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'status', payment_status: 'paid' });
+    expect(await rig.round()).toBe(0);
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000 - 1);
+    expect(await rig.round()).toBe(0);
+    rig.clock.advance(1);
+    expect(await rig.round()).toBe(1);
+    expect(rig.asksOf(payment!.order_payment_id)).toHaveLength(1);
+    const settled = await row(payment!);
+    expect(settled).toMatchObject({ payment_status: 'paid', settled_by: 'reconciliation', stuck: false, reconcile_asks: 1 });
+    expect(settled.history.map((entry) => [entry.to_status, entry.source])).toEqual([
+      ['in_process', 'E1'],
+      ['paid', 'reconciliation'],
+    ]);
+    expect(settled.reconciliation).toEqual([expect.objectContaining({ outcome: 'settled', payment_status: 'paid' })]);
+    expect(await deliveries(payment!)).toHaveLength(1);
+    rig.clock.advance(30 * 24 * HOUR);
+    expect(await rig.round()).toBe(0);
+    expect(rig.asksOf(payment!.order_payment_id)).toHaveLength(1);
+  });
+
+  it('a host app that answers in_process forever: asked on the published schedule, stuck after expiry, asked slowly to the horizon, never decided', async () => {
+    const lifetimeSeconds = 4 * 3600;
+    const [payment] = await rig.create(1, ONE, lifetimeSeconds);
+    const createdAt = rig.clock.now().getTime();
+    const expiresAt = createdAt + lifetimeSeconds * 1000;
+    const gaps: number[] = [];
+    let last = createdAt;
+    let stuckAt: number | undefined;
+    for (let ask = 1; ask < 200; ask++) {
+      const before = await row(payment!);
+      if (before.next_reconcile_at === undefined) break;
+      const due = Date.parse(before.next_reconcile_at);
+      // Not a moment early.
+      rig.clock.advance(due - rig.clock.now().getTime() - 1);
+      expect(await rig.round()).toBe(0);
+      rig.clock.advance(1);
+      expect(await rig.round(), `ask ${ask}`).toBe(1);
+      gaps.push(due - last);
+      last = due;
+      const after = await row(payment!);
+      expect(after.payment_status).toBe('in_process');
+      if (after.stuck && stuckAt === undefined) {
+        stuckAt = due;
+        expect(await rig.store.reconciliation.countStuck()).toBe(1);
+        const listed = await rig.store.paymentRecords.list({ stuck: true, clientId: ONE, limit: 10 });
+        expect(listed.payments.map((p) => p.order_payment_id)).toEqual([payment!.order_payment_id]);
+        expect((await rig.store.paymentRecords.list({ stuck: true, appId: 'ma_rig', limit: 10 })).payments).toHaveLength(1);
+        expect((await rig.store.paymentRecords.list({ stuck: false, clientId: ONE, limit: 10 })).payments).toEqual([]);
+      }
+    }
+    // First after the host app's delay; then the back-off, capped, before expiry; the at-expiry ask a grace after it.
+    expect(gaps[0]).toBe(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    const atExpiry = expiresAt + policy.expiryGraceMs;
+    expect(stuckAt).toBe(atExpiry);
+    const atExpiryAsk = gaps.findIndex((_, i) => createdAt + gaps.slice(0, i + 1).reduce((a, b) => a + b, 0) === atExpiry);
+    const fast = gaps.slice(1, atExpiryAsk);
+    fast.forEach((gap, index) => expect(gap, `gap after ask ${index + 1}`).toBe(fastDelay(index + 1)));
+    expect(Math.max(...fast)).toBe(policy.backoff.maxDelayMs);
+    // The at-expiry ask is no later than the back-off would have asked.
+    expect(gaps[atExpiryAsk]).toBeLessThanOrEqual(fastDelay(atExpiryAsk));
+    // After expiry: every interval until the horizon past expiry, then no more asks.
+    const slow = gaps.slice(atExpiryAsk + 1);
+    expect(slow).toHaveLength(Math.floor((policy.stuck.horizonMs - policy.expiryGraceMs) / policy.stuck.intervalMs));
+    expect(new Set(slow)).toEqual(new Set([policy.stuck.intervalMs]));
+    expect(last).toBeLessThanOrEqual(expiresAt + policy.stuck.horizonMs);
+    expect(last + policy.stuck.intervalMs).toBeGreaterThan(expiresAt + policy.stuck.horizonMs);
+    const final = await row(payment!);
+    expect(final).toMatchObject({ payment_status: 'in_process', stuck: true });
+    expect(final.next_reconcile_at).toBeUndefined();
+    rig.clock.advance(365 * 24 * HOUR);
+    expect(await rig.round()).toBe(0);
+    expect(await deliveries(payment!)).toEqual([]);
+    expect(rig.asksOf(payment!.order_payment_id)).toHaveLength(gaps.length);
+  }, 120_000);
+
+  it('a host app that is down is backed off from and held to the caps; another host app is asked meanwhile', async () => {
+    const down = await rig.create(30, ONE);
+    const fine = await rig.create(3, TWO);
+    rig.defaultBehaviour = { kind: 'http', status: 503 };
+    for (const payment of fine) rig.behaviours.set(payment.order_payment_id, { kind: 'status', payment_status: 'paid' });
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    // The first round asks at most maxInFlight of the down host app at once, and the other's three.
+    await rig.round();
+    const first = rig.requests.filter((request) => request.clientId === ONE).length;
+    expect(first).toBe(policy.maxInFlight);
+    expect(rig.maxOpen.get(ONE)).toBeLessThanOrEqual(policy.maxInFlight);
+    for (const payment of fine) expect((await row(payment)).payment_status).toBe('paid');
+    // Backing off: nothing more of the down host app until its pause (at most firstDelayMs) has passed.
+    expect(await rig.round()).toBe(0);
+    rig.clock.advance(policy.hostappBackoff.firstDelayMs);
+    await rig.round();
+    expect(rig.requests.filter((request) => request.clientId === ONE).length).toBe(first + policy.maxInFlight);
+    // Failed asks change nothing and are asked again later.
+    for (const payment of down) expect((await row(payment)).payment_status).toBe('in_process');
+  });
+
+  it('at most maxInFlight asks open to a host app that hangs, and at most perSecond started per second', async () => {
+    const payments = await rig.create(40, ONE);
+    rig.defaultBehaviour = { kind: 'hang' };
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    expect((await rig.reconciler.tick()).length).toBe(policy.maxInFlight);
+    await waitFor(() => rig.openNow(ONE) === policy.maxInFlight);
+    // Full: a second claim takes nothing of it.
+    expect(await rig.reconciler.tick()).toEqual([]);
+    rig.release({ kind: 'status', payment_status: 'in_process' });
+    await rig.reconciler.settled();
+    expect(rig.maxOpen.get(ONE)).toBe(policy.maxInFlight);
+
+    // Answering at once, the budget binds: within one second of the clock no more than perSecond asks start.
+    rig.defaultBehaviour = { kind: 'status', payment_status: 'in_process' };
+    const before = rig.requests.length;
+    for (let round = 0; round < 10; round++) await rig.round();
+    const started = rig.requests.length - before;
+    expect(started).toBeLessThanOrEqual(policy.perSecond);
+    expect(started + policy.maxInFlight).toBeGreaterThanOrEqual(Math.min(policy.perSecond, payments.length));
+  });
+
+  it('an E5 (or an E2-made E4) that lands while a reconciliation E4 is in flight: one transition, one E6, the loser answered by the state machine', async () => {
+    const [agree, contradict] = await rig.create(2);
+    for (const payment of [agree!, contradict!]) rig.behaviours.set(payment.order_payment_id, { kind: 'hang' });
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    expect(await rig.reconciler.tick()).toHaveLength(2);
+    await waitFor(() => rig.requests.length === 2);
+    expect((await rig.store.orderPayments.transition(transitionTo(agree!, 'paid'))).outcome).toBe('applied');
+    expect((await rig.store.orderPayments.transition({ ...transitionTo(contradict!, 'cancelled'), source: 'E4' })).outcome).toBe('applied');
+    rig.release({ kind: 'status', payment_status: 'paid' });
+    await rig.reconciler.settled();
+    expect(await row(agree!)).toMatchObject({ payment_status: 'paid', settled_by: 'E5' });
+    expect((await row(agree!)).reconciliation).toEqual([expect.objectContaining({ outcome: 'unchanged', payment_status: 'paid' })]);
+    expect(await row(contradict!)).toMatchObject({ payment_status: 'cancelled', settled_by: 'E4' });
+    expect((await row(contradict!)).reconciliation).toEqual([expect.objectContaining({ outcome: 'conflict', payment_status: 'paid' })]);
+    for (const payment of [agree!, contradict!]) {
+      expect(await deliveries(payment)).toHaveLength(1);
+      expect((await row(payment)).history).toHaveLength(2);
+    }
+    // Settled: never asked again.
+    rig.clock.advance(30 * 24 * HOUR);
+    expect(await rig.round()).toBe(0);
+  });
+
+  it('a late E5 after reconciliation settled the payment is answered by the state machine, with no second E6', async () => {
+    const [payment] = await rig.create(1);
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'status', payment_status: 'failed', payment_fail_reason: 'Declined' });
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    await rig.round();
+    expect(await row(payment!)).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Declined', settled_by: 'reconciliation' });
+    expect((await rig.store.orderPayments.transition(transitionTo(payment!, 'failed'))).outcome).toBe('unchanged');
+    expect((await rig.store.orderPayments.transition(transitionTo(payment!, 'paid'))).outcome).toBe('conflict');
+    expect(await deliveries(payment!)).toHaveLength(1);
+  });
+
+  it('every bad E4 answer changes nothing: about another payment, not JSON, an error code, ORDER_NOT_FOUND, HTTP 500', async () => {
+    const payments = await rig.create(5);
+    const behaviours = [
+      { kind: 'other' },
+      { kind: 'notJson' },
+      { kind: 'error', error_code: 'SOMETHING_ELSE' },
+      { kind: 'error', error_code: 'ORDER_NOT_FOUND' },
+      { kind: 'http', status: 500 },
+    ] as const;
+    payments.forEach((payment, index) => rig.behaviours.set(payment.order_payment_id, behaviours[index]!));
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    expect(await rig.round()).toBe(5);
+    const outcomes = await Promise.all(payments.map(async (payment) => (await row(payment)).reconciliation[0]));
+    expect(outcomes.map((ask) => ask!.outcome)).toEqual(['failed', 'failed', 'failed', 'not_found', 'failed']);
+    expect(outcomes[0]!.detail).toMatch(/order_payment_id .*-other, not/);
+    expect(outcomes[1]!.detail).toMatch(/not UTF-8 JSON/);
+    expect(outcomes[2]!.detail).toMatch(/SOMETHING_ELSE/);
+    expect(outcomes[4]!.detail).toMatch(/HTTP 500/);
+    for (const payment of payments) {
+      const after = await row(payment);
+      expect(after).toMatchObject({ payment_status: 'in_process', stuck: false, reconcile_asks: 1 });
+      expect(Date.parse(after.next_reconcile_at!)).toBe(rig.clock.now().getTime() + fastDelay(1));
+      expect(await deliveries(payment)).toEqual([]);
+    }
+    void refOf;
+  });
+});
+
+describe('reconciliation schedule (nextAsk)', () => {
+  it('is published in the contract with every figure the guide names', () => {
+    expect(policy).toMatchObject({
+      expiryGraceMs: expect.any(Number),
+      backoff: {
+        firstDelayMs: expect.any(Number),
+        multiplier: expect.any(Number),
+        maxDelayMs: expect.any(Number),
+        jitter: expect.any(Number),
+      },
+      stuck: { intervalMs: expect.any(Number), jitter: expect.any(Number), horizonMs: expect.any(Number) },
+      maxInFlight: expect.any(Number),
+      perSecond: expect.any(Number),
+      hostappBackoff: { firstDelayMs: expect.any(Number), maxDelayMs: expect.any(Number) },
+    });
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
