@@ -153,11 +153,33 @@ function contractConstants(schema: JsonObject): string {
 }
 
 function conformanceConstants(schema: JsonObject): string {
+  const member = (definition: string, name: string, keyword: 'maxLength' | 'maxItems' | 'pattern'): Json => {
+    const value = (((schema.$defs as JsonObject)[definition] as JsonObject).properties as JsonObject)[name] as JsonObject;
+    if (value?.[keyword] === undefined) throw new Error(`conformance schema: ${definition}.${name} needs ${keyword}`);
+    return value[keyword];
+  };
+  const limits = {
+    failuresPerCheck: member('ReportCheck', 'failures', 'maxItems'),
+    note: member('ReportCheck', 'note', 'maxLength'),
+    reason: member('ReportFailure', 'reason', 'maxLength'),
+    sent: member('ReportFailure', 'sent', 'maxLength'),
+    received: member('ReportFailure', 'received', 'maxLength'),
+    waitingFor: member('Report', 'waitingFor', 'maxLength'),
+    userAgent: (
+      ((((schema.$defs as JsonObject).Report as JsonObject).properties as JsonObject).page as JsonObject).properties as JsonObject
+    ).userAgent as JsonObject,
+  };
+  if (typeof limits.userAgent.maxLength !== 'number') throw new Error('conformance schema: Report.page.userAgent needs maxLength');
+  const runId = (schema.$defs as JsonObject).RunId as JsonObject;
   return [
     `// ${GENERATED_NOTE}`,
     '',
     "/** The `data.type` of the conformance page's custom event saying what it waits for (`$defs/WaitingEventType`). */",
     `export const WAITING_EVENT_TYPE = ${JSON.stringify(constOf(schema, 'WaitingEventType'))} as const;`,
+    '/** What a run id looks like (`$defs/RunId`). */',
+    `export const RUN_ID_PATTERN = ${JSON.stringify(runId.pattern)};`,
+    "/** The report's size limits (`$defs/Report`, `ReportCheck`, `ReportFailure`): the page cuts to them. */",
+    `export const REPORT_LIMITS = ${JSON.stringify({ ...limits, userAgent: limits.userAgent.maxLength })} as const;`,
     '',
   ].join('\n');
 }
@@ -209,7 +231,7 @@ function externalAs(filter: RegExp, as: string): Plugin {
 }
 
 /** Lets the bundles import generated/sdk/* from the staging tree being built. */
-function stagedGenerated(sdkOut: string): Plugin {
+export function stagedGenerated(sdkOut: string): Plugin {
   return {
     name: 'staged-generated-sdk',
     setup(plugin) {

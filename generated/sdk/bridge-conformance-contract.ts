@@ -2,3 +2,7 @@
 
 /** The `data.type` of the conformance page's custom event saying what it waits for (`$defs/WaitingEventType`). */
 export const WAITING_EVENT_TYPE = "minibridge.conformance.waiting" as const;
+/** What a run id looks like (`$defs/RunId`). */
+export const RUN_ID_PATTERN = "^[A-Za-z0-9_-]{1,64}$";
+/** The report's size limits (`$defs/Report`, `ReportCheck`, `ReportFailure`): the page cuts to them. */
+export const REPORT_LIMITS = {"failuresPerCheck":5,"note":1000,"reason":1000,"sent":1500,"received":1500,"waitingFor":500,"userAgent":500} as const;

@@ -155,7 +155,8 @@ export interface components {
         RunId: string;
         /**
          * @description One run of the conformance page, sent whole each time it changes (at the start, when it
-         *     waits for a person, at the end). A check is `pending` until the run has judged it.
+         *     waits for a person, at the end). A check is `pending` until the run has judged it. The
+         *     limits below keep a whole report under the sandbox's body limit (1 MiB).
          */
         Report: {
             run: components["schemas"]["RunId"];
@@ -195,6 +196,7 @@ export interface components {
             /** @description How many vectors this check judged. */
             vectors: number;
             note?: string;
+            /** @description The first failures (the page keeps at most this many per check). */
             failures: components["schemas"]["ReportFailure"][];
         };
         ReportFailure: {

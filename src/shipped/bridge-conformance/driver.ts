@@ -6,7 +6,7 @@ import {
   CUSTOM_EVENT_NAME,
   MESSAGE_ID_MAX_LENGTH,
 } from '../../../generated/sdk/bridge-contract.js';
-import { WAITING_EVENT_TYPE } from '../../../generated/sdk/bridge-conformance-contract.js';
+import { REPORT_LIMITS, WAITING_EVENT_TYPE } from '../../../generated/sdk/bridge-conformance-contract.js';
 import {
   answerMismatch,
   customEventFindings,
@@ -20,6 +20,7 @@ import {
   actionOf,
   answersOf,
   HOST_EVENT_RULE,
+  PAY_RULES,
   readableId,
   toText,
   toValue,
@@ -113,8 +114,6 @@ interface Stray {
 
 const BARRIER_VECTOR = 'page-barrier';
 const WAITING_VECTOR = 'page-waiting';
-const SENT_TEXT_LIMIT = 4000;
-const FAILURES_PER_CHECK = 20;
 
 export async function runConformance(options: ConformanceOptions): Promise<Report> {
   return new ConformanceRun(options).execute();
@@ -128,6 +127,8 @@ class ConformanceRun {
   private readonly delivered: unknown[] = [];
   private readonly strays: Stray[] = [];
   private readonly skipped = new Map<string, string>();
+  /** The vectors run, by their rule: each judged at least by what it was answered, or by silence. */
+  private readonly ran = new Map<string, Set<string>>();
   private readonly answersAs = new Set<'text' | 'object'>();
   private readonly waiters = new Set<() => void>();
   private readonly startedAt: string;
@@ -219,6 +220,9 @@ class ConformanceRun {
 
   private async runVector(vector: Vector): Promise<void> {
     this.current = { vector: vector.id, rule: vector.rule };
+    // The pay rules are judged on pay_results only (payFindings says which it could judge).
+    if (!(Object.values(PAY_RULES) as string[]).includes(vector.rule))
+      this.ran.set(vector.rule, (this.ran.get(vector.rule) ?? new Set()).add(vector.id));
     let askedForAnswers = false;
     for (const step of vector.steps) {
       const action = actionOf(step);
@@ -349,7 +353,7 @@ class ConformanceRun {
   /** The findings and the vectors each rule judged. */
   private judge(): { findings: Array<Finding & { vector: string; sent?: string; received?: string }>; judged: Map<string, Set<string>> } {
     const findings: Array<Finding & { vector: string; sent?: string; received?: string }> = [];
-    const judged = new Map<string, Set<string>>();
+    const judged = new Map<string, Set<string>>([...this.ran].map(([rule, ids]) => [rule, new Set(ids)]));
     const judgedBy = (rule: string, vector: string) => {
       if (vector.startsWith('page-')) return;
       judged.set(rule, (judged.get(rule) ?? new Set()).add(vector));
@@ -457,11 +461,11 @@ class ConformanceRun {
         rule: rule.id,
         outcome: failures.length > 0 ? 'fail' : count > 0 ? 'pass' : 'skip',
         vectors: count,
-        failures: failures.slice(0, FAILURES_PER_CHECK).map((finding) => ({
+        failures: failures.slice(0, REPORT_LIMITS.failuresPerCheck).map((finding) => ({
           vector: finding.vector,
-          reason: clip(finding.reason, 2000),
-          ...(finding.sent !== undefined && { sent: clip(finding.sent, SENT_TEXT_LIMIT) }),
-          ...(finding.received !== undefined && { received: clip(finding.received, SENT_TEXT_LIMIT) }),
+          reason: clip(finding.reason, REPORT_LIMITS.reason),
+          ...(finding.sent !== undefined && { sent: clip(finding.sent, REPORT_LIMITS.sent) }),
+          ...(finding.received !== undefined && { received: clip(finding.received, REPORT_LIMITS.received) }),
         })),
       };
       const note = this.noteFor(rule.id, check);
@@ -475,8 +479,12 @@ class ConformanceRun {
       passed: finished && checks.every((check) => check.outcome !== 'fail'),
       startedAt: this.startedAt,
       updatedAt: this.now(),
-      ...(!finished && this.waitingFor !== undefined && { waitingFor: this.waitingFor }),
-      page: { transport: wire.transport, answersAs, ...(this.options.userAgent && { userAgent: clip(this.options.userAgent, 500) }) },
+      ...(!finished && this.waitingFor !== undefined && { waitingFor: clip(this.waitingFor, REPORT_LIMITS.waitingFor) }),
+      page: {
+        transport: wire.transport,
+        answersAs,
+        ...(this.options.userAgent && { userAgent: clip(this.options.userAgent, REPORT_LIMITS.userAgent) }),
+      },
       checks,
     };
   }
@@ -494,7 +502,7 @@ class ConformanceRun {
         'the host posted JavaScript values, so numbers were compared as doubles: post the JSON text as a string to have every digit checked',
       );
     if (rule === 'invalid-message' && this.barrierNote) notes.push(this.barrierNote);
-    return notes.length > 0 ? clip(notes.join('; '), 1000) : undefined;
+    return notes.length > 0 ? clip(notes.join('; '), REPORT_LIMITS.note) : undefined;
   }
 }
 
