@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bundledBridgeSchema } from '../../scripts/build-sdk.js';
 import { repoRoot } from '../../scripts/lib/paths.js';
 import { createAjv } from '../../src/contract/ajv.js';
@@ -16,8 +16,18 @@ import {
   toValue,
   valueTransportGap,
 } from '../../src/shipped/bridge-conformance/vectors.js';
-import { BRIDGE_ERROR_CODES, BRIDGE_PROTOCOL, BRIDGE_PROTOCOL_VERSION, PAYMENT_RESULT_STATUSES } from '../../src/shipped/sdk/index.js';
+import {
+  BRIDGE_ERROR_CODES,
+  BRIDGE_PROTOCOL,
+  BRIDGE_PROTOCOL_VERSION,
+  createMinibridgeSdk,
+  MinibridgeWebAppCustomEvent,
+  PAYMENT_RESULT_STATUSES,
+  type MinibridgeSdk,
+  type MinibridgeSdkError,
+} from '../../src/shipped/sdk/index.js';
 import { runOnWebHost, vectors } from '../support/bridgeVectors.js';
+import { flush, framePair, type FramePair } from './fakeWindows.js';
 
 // The shared vectors (openapi/bridge.vectors.json): their format, every message in them judged by
 // the bridge schema as the vector says, and the project's web host run through each of them.
@@ -162,5 +172,153 @@ describe('the web host bridge (createHostBridge) runs every vector a JavaScript 
   const runnable = vectors.vectors.filter((vector) => valueTransportGap(vector) === undefined);
   it.each(runnable.map((vector) => [vector.id, vector] as const))('%s', async (_id, vector) => {
     expect(await runOnWebHost(vector)).toEqual([]);
+  });
+});
+
+describe('the JS SDK (miniapp side) against the vectors', () => {
+  type Sent = { vector: string; message: Message; step: (typeof sends)[number]['step']; laterAnswers: Message[] };
+  /** Each request of the vectors a JavaScript value can carry, with every answer the vector expects for it. */
+  const requests: Sent[] = vectors.vectors
+    .filter((vector) => valueTransportGap(vector) === undefined)
+    .flatMap((vector) =>
+      vector.steps.flatMap((step) => {
+        const action = actionOf(step);
+        const message = action.kind === 'send' ? (toValue(action.value) as Message) : undefined;
+        if (!message || typeof message !== 'object' || message.protocol !== BRIDGE_PROTOCOL || typeof message.id !== 'string') return [];
+        const laterAnswers = vector.steps
+          .flatMap((other) => answersOf(other) as Message[])
+          .filter((answer) => answer.replyTo === message.id);
+        return [{ vector: vector.id, message, step, laterAnswers: laterAnswers.map((answer) => toValue(answer) as Message) }];
+      }),
+    );
+  const handled = (sent: Sent) => deliveriesOf(sent.step).length > 0;
+  const refusedAs = (sent: Sent, code: string) => sent.laterAnswers.some((answer) => (answer.error as Message | undefined)?.code === code);
+  /** Differs from what the SDK makes only in what the vector is about (not in the envelope the SDK writes itself). */
+  const sdkShaped = (message: Message, members: string[]) =>
+    message.version === BRIDGE_PROTOCOL_VERSION &&
+    Object.keys(message).every((key) => ['protocol', 'version', 'id', 'type', ...members].includes(key));
+
+  let pair: FramePair;
+  let sdk: MinibridgeSdk;
+  beforeEach(() => {
+    pair = framePair('https://host.example', 'https://miniapp.example');
+    sdk = createMinibridgeSdk({ window: pair.miniapp });
+  });
+  afterEach(() => sdk.close());
+
+  function lastPosted(): Message {
+    return pair.toHost.at(-1)!.message as Message;
+  }
+  /** Posts a vector's expected answer as a host would: its envelope, and the host's own words where the vector leaves them free. */
+  function hostAnswers(answer: Message, replyTo: string): void {
+    const error = answer.type === 'error' ? { error: { message: 'the host says why', ...(answer.error as Message) } } : {};
+    pair.frame.postMessage(
+      { protocol: BRIDGE_PROTOCOL, version: BRIDGE_PROTOCOL_VERSION, id: 'host-1', ...answer, ...error, replyTo },
+      '*',
+    );
+  }
+  const settled = <T>(promise: Promise<T>) =>
+    promise.then(
+      (value) => ({ value }),
+      (error: MinibridgeSdkError) => ({ error }),
+    );
+  const withoutId = ({ id: _id, ...rest }: Message) => rest;
+
+  const pays = requests.filter((sent) => sent.message.type === 'pay' && (handled(sent) || refusedAs(sent, 'PAYMENT_IN_PROGRESS')));
+  it.each(pays.map((sent) => [`${sent.vector} ${sent.message.id}`, sent] as const))(
+    'pay: %s is the message the SDK sends, and its answer settles pay',
+    async (_name, sent) => {
+      const result = settled(sdk.pay(sent.message.paymentData as never));
+      expect(withoutId(lastPosted())).toEqual(withoutId(sent.message));
+      const answer = sent.laterAnswers[0]!;
+      hostAnswers(answer, lastPosted().id as string);
+      const outcome = await result;
+      if (answer.type === 'pay_result') expect(outcome).toEqual({ value: { status: (answer.paymentData as Message).status } });
+      else expect(outcome.error).toMatchObject({ code: 'HOST_ERROR', hostCode: (answer.error as Message).code });
+    },
+  );
+
+  const badPays = requests.filter(
+    (sent) => sent.message.type === 'pay' && refusedAs(sent, 'INVALID_MESSAGE') && sdkShaped(sent.message, ['paymentData']),
+  );
+  it.each(badPays.map((sent) => [`${sent.vector} ${sent.message.id}`, sent] as const))(
+    'pay: %s is refused by the SDK before anything is sent',
+    async (_name, sent) => {
+      const outcome = await settled(sdk.pay(sent.message.paymentData as never));
+      expect(outcome.error?.code).toMatch(/^INVALID_/);
+      expect(pair.toHost).toEqual([]);
+    },
+  );
+
+  const events = requests.filter((sent) => sent.message.type === 'custom_event' && handled(sent));
+  it.each(events.map((sent) => [`${sent.vector} ${sent.message.id}`, sent] as const))(
+    'custom event: %s is what send/sendPromise sends, and its answer settles it',
+    async (_name, sent) => {
+      const data = sent.message.data as never;
+      if (sent.message.expectsReply === false) {
+        sdk.send(MinibridgeWebAppCustomEvent, data);
+        expect(withoutId(lastPosted())).toEqual(withoutId(sent.message));
+        return;
+      }
+      const result = settled(sdk.sendPromise(MinibridgeWebAppCustomEvent, data));
+      expect(withoutId(lastPosted())).toEqual(withoutId(sent.message));
+      const answer = sent.laterAnswers[0]!;
+      hostAnswers(answer, lastPosted().id as string);
+      const outcome = await result;
+      if (answer.ok === true) expect(outcome).toEqual({ value: answer.result });
+      else expect(outcome.error).toMatchObject({ code: 'HOST_REJECTED', hostCode: (answer.error as Message).code });
+    },
+  );
+
+  const badEvents = requests.filter(
+    (sent) =>
+      sent.message.type === 'custom_event' &&
+      refusedAs(sent, 'INVALID_MESSAGE') &&
+      sdkShaped(sent.message, ['eventName', 'data', 'expectsReply']) &&
+      'expectsReply' in sent.message,
+  );
+  it.each(badEvents.map((sent) => [`${sent.vector} ${sent.message.id}`, sent] as const))(
+    'custom event: %s is refused by the SDK before anything is sent',
+    async (_name, sent) => {
+      const outcome = await settled(sdk.sendPromise(sent.message.eventName as never, sent.message.data as never));
+      expect(outcome.error?.code).toMatch(/^(UNKNOWN_EVENT_NAME|INVALID_EVENT_DATA)$/);
+      expect(pair.toHost).toEqual([]);
+    },
+  );
+
+  it('every refusal a vector expects (INVALID_MESSAGE, UNSUPPORTED_VERSION, PAYMENT_IN_PROGRESS) rejects a pending pay with HOST_ERROR and its code', async () => {
+    const refusals = vectors.vectors
+      .flatMap((vector) => vector.steps.flatMap((step) => answersOf(step) as Message[]))
+      .filter((answer) => answer.type === 'error');
+    const codes = new Set(refusals.map((answer) => (answer.error as Message).code));
+    expect([...codes].sort()).toEqual(['INVALID_MESSAGE', 'PAYMENT_IN_PROGRESS', 'UNSUPPORTED_VERSION']);
+    for (const answer of refusals) {
+      const result = settled(sdk.pay({ amount: '1', currency: 'VND', orderPaymentId: 'hop_sdk' }));
+      hostAnswers(toValue(answer) as Message, lastPosted().id as string);
+      expect((await result).error).toMatchObject({ code: 'HOST_ERROR', hostCode: (answer.error as Message).code });
+    }
+  });
+
+  it('the host event of the vectors reaches subscribe as event.detail', async () => {
+    const hostEvents = vectors.vectors
+      .flatMap((vector) => vector.steps.flatMap((step) => answersOf(step) as Message[]))
+      .filter((answer) => answer.type === 'host_event');
+    expect(hostEvents.length).toBeGreaterThan(0);
+    const seen: unknown[] = [];
+    sdk.subscribe((event) => seen.push(event.detail));
+    for (const event of hostEvents)
+      pair.frame.postMessage(
+        { protocol: BRIDGE_PROTOCOL, version: BRIDGE_PROTOCOL_VERSION, id: 'host-2', ...(toValue(event) as Message) },
+        '*',
+      );
+    await flush();
+    expect(seen).toEqual(hostEvents.map((event) => toValue(event.detail)));
+  });
+
+  it('covers the requests it should: every handled pay and custom event, and the refusals the SDK can make itself', () => {
+    expect(pays.length).toBeGreaterThanOrEqual(4);
+    expect(events.length).toBeGreaterThanOrEqual(5);
+    expect(badPays.length).toBeGreaterThanOrEqual(9);
+    expect(badEvents.map((sent) => sent.message.id)).toEqual(['i-14', 'i-16']);
   });
 });
