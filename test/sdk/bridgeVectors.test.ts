@@ -217,7 +217,7 @@ describe('the JS SDK (miniapp side) against the vectors', () => {
       '*',
     );
   }
-  const settled = <T>(promise: Promise<T>) =>
+  const settled = <T>(promise: Promise<T>): Promise<{ value?: T; error?: MinibridgeSdkError }> =>
     promise.then(
       (value) => ({ value }),
       (error: MinibridgeSdkError) => ({ error }),
