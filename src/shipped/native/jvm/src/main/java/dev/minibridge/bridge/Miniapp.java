@@ -84,6 +84,7 @@ public final class Miniapp {
 
     /** One message from the page, as the web view's handler received it (JSON text). */
     public synchronized void receive(String text) {
+        if (text == null) return; // a page calling the handler without an argument
         JsonValue value;
         try {
             value = Json.parse(text);

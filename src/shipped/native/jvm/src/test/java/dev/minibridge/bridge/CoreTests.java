@@ -103,8 +103,11 @@ final class CoreTests {
             String payload = "{\"protocol\":\"minibridge-bridge\",\"version\":1,\"id\":\"d-1\",\"type\":\"custom_event\",\"eventName\":\"MinibridgeWebAppCustomEvent\",\"data\":{\"type\":\"deep\",\"payload\":"
                     + deep + "},\"expectsReply\":false}";
             Recorder host = new Recorder();
-            new Miniapp(schema, host, host.posted::add).receive(payload);
+            Miniapp miniapp = new Miniapp(schema, host, host.posted::add);
+            miniapp.receive(payload);
             expectEquals(1, host.events.size(), "events handed");
+            miniapp.receive(null);
+            expectEquals(0, host.posted.size(), "nothing answered");
         });
         cases.put("json decodes escapes and quote() writes JavaScript-safe literals", () -> {
             JsonValue.Str text = (JsonValue.Str) Json.parse("\"\\u0070-\\ud83c\\udf81\\n\\/\"");
