@@ -29,3 +29,6 @@ export {
   type VerifyOptions,
   type VerifyReport,
 } from './shipped/conformance/index.js';
+
+/** `minibridge verify bridge`: what the bridge conformance page reported to a sandbox, as verify reports (ADR 0040). */
+export { verifyBridge, type VerifyBridgeOptions } from './shipped/bridge-conformance/verifyBridge.js';

@@ -107,6 +107,7 @@ Minibridge sandbox (simulated partners; every secret below is sandbox-only)
   Miniapp    ${sandbox.miniappUrl}   app_id ${SANDBOX_MINIAPP.appId}   secret_key ${SANDBOX_MINIAPP.secretKey}
   Demo page  ${sandbox.demoMiniappUrl ?? '-'}   (the demo miniapp, examples/demo-miniapp)
   Simulator  ${sandbox.simulatorUrl}   (the host app in a browser, the demo miniapp inside)
+  Bridge     ${sandbox.bridgeConformanceUrl}?run=<name>   (open it in your host app, then: npx minibridge verify bridge --url ${sandbox.miniappUrl} --run <name>)
   Database   ${database}
 
 Create an order payment (E1) as the miniapp:

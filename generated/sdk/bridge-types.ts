@@ -19,7 +19,14 @@ export interface components {
          *     request, answer with an `error` message) what does not match.
          *
          *     Within version 1 only additive changes are made: new optional members and new message types.
-         *     A receiver ignores message types it does not know.
+         *     A receiver ignores message types it does not know, and never answers a message that is itself
+         *     an answer or an event (`pay_result`, `custom_event_result`, `host_event`, `error`), so two
+         *     receivers can never answer each other in a loop. Only the requests a receiver handles are
+         *     answered: on a host app, `pay` and `custom_event` with `expectsReply: true`.
+         *
+         *     The cases every host app must get right are data next to this schema, in
+         *     `bridge.vectors.json` (its format: `bridge-conformance.schema.yaml`): messages in, and the
+         *     answer or the silence expected.
          *
          *     Money, identifiers and lengths are the contract's own schemas (`$ref` into
          *     `components/schemas/`), so the SDK refuses exactly what E1 would refuse.
@@ -210,11 +217,8 @@ export interface components {
         };
         ErrorDetail: {
             /**
-             * @description Why the request was not handled. `INVALID_MESSAGE`: it breaks this schema;
-             *     `UNSUPPORTED_VERSION`: the receiver speaks another protocol version;
-             *     `PAYMENT_IN_PROGRESS`: another payment sheet is open; `UNSUPPORTED_MESSAGE`: the
-             *     receiver does not handle this message type; `REJECTED`: the host app refused a custom
-             *     event. Other codes may be added; treat unknown ones like `REJECTED`.
+             * @description Why the request was not handled: one of `x-error-codes`. Other codes may be added;
+             *     treat unknown ones like `REJECTED`.
              */
             code: string;
             message: string;

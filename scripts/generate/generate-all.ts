@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { buildBridgeConformance } from '../build-bridge-conformance.js';
 import { buildSdk } from '../build-sdk.js';
 import { listApis } from '../lib/apis.js';
 import { artefactDirs } from '../lib/paths.js';
@@ -28,7 +29,8 @@ export async function generateAll(outRoot: string): Promise<void> {
     generateApiTypes(apis, outRoot),
     generateRegistryTypes(outRoot),
     generateRegistryValidator(outRoot),
-    buildSdk(outRoot),
+    // The conformance page bundles the SDK files this build stages.
+    buildSdk(outRoot).then(() => buildBridgeConformance(outRoot)),
   ]);
   const docsDir = path.join(outRoot, artefactDirs.docs);
   await writeFile(path.join(docsDir, 'index.html'), pages.index);

@@ -12,5 +12,8 @@ when this folder differs from what the sources produce.
 - \`types/apis.ts\`: the names of the APIs as \`redocly.yaml\` lists them (the code's one list of them).
 - \`types/registry.ts\`: types of the partner registry file, from \`openapi/registry.schema.yaml\`.
 - \`validators/registry.ts\`: that schema compiled by ajv into standalone code, which the platform checks the registry with at start-up.
-- \`sdk/\`: the JS bridge SDK, its schema, types and validators, from \`openapi/bridge.schema.yaml\` and \`src/shipped/sdk/\` (\`scripts/build-sdk.ts\`).
+- \`sdk/\`: the JS bridge SDK, its schema, types and validators, from \`openapi/bridge.schema.yaml\` and \`src/shipped/sdk/\` (\`scripts/build-sdk.ts\`);
+  the conformance kit's formats, types and constants from \`openapi/bridge-conformance.schema.yaml\`.
+- \`bridge-conformance/\`: the bridge conformance page as static files (the SDK, the runner and \`openapi/bridge.vectors.json\`
+  bundled into \`conformance.js\`), from \`src/shipped/bridge-conformance/\` (\`scripts/build-bridge-conformance.ts\`).
 `;

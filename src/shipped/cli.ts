@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { RUN_ID_PATTERN } from '../../generated/sdk/bridge-conformance-contract.js';
+import { verifyBridge, type VerifyBridgeOptions } from './bridge-conformance/verifyBridge.js';
 import {
   CHECKS,
   CHECK_DESCRIPTIONS,
@@ -16,6 +18,7 @@ import {
 } from './conformance/index.js';
 
 const USAGE = `Usage: minibridge verify hostapp|miniapp|platform --url <base> --credentials <id:secret> [options]
+       minibridge verify bridge --url <sandbox> [--run <name>] [--wait <seconds>] [--junit <file>]
 
 Checks that a server conforms to the Minibridge contract, with requests made from it.
 
@@ -47,6 +50,13 @@ Options:
 
 Checks:
 ${CHECKS.map((check) => `  ${check.padEnd(13)}${CHECK_DESCRIPTIONS[check]}`).join('\n')}
+
+bridge     a host app's bridge, as the bridge conformance page found it: open
+           <sandbox>/bridge-conformance/?run=<name> in the host app, then read the run it
+           reported to <sandbox> (the sandbox miniapp server, http://127.0.0.1:8082 under
+           \`npm start\`); --run names it (default: the newest), --wait <seconds> waits for it
+           to report and finish (default 0: read once). One check per rule of the bridge
+           vectors (openapi/bridge.vectors.json).
 
 Before the checks each operation is asked once: when the server cannot be reached, or refuses
 the credentials on every operation, the run stops with one message saying which option to check.
@@ -131,6 +141,24 @@ function paths(text: string | undefined): Partial<Record<PartnerEndpoint, string
   return found;
 }
 
+const MAX_WAIT_SECONDS = 3600;
+
+export function parseBridgeArguments(argv: string[]): VerifyBridgeOptions & { junit?: string } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { url: { type: 'string' }, run: { type: 'string' }, wait: { type: 'string', default: '0' }, junit: { type: 'string' } },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
+  if (!values.url || !/^https?:\/\//.test(values.url)) throw new UsageError('--url <sandbox> is required (http:// or https://)');
+  const wait = Number(values.wait);
+  if (!/^\d+$/.test(values.wait) || wait > MAX_WAIT_SECONDS)
+    throw new UsageError(`--wait is a whole number of seconds, at most ${MAX_WAIT_SECONDS}`);
+  if (values.run !== undefined && !new RegExp(RUN_ID_PATTERN).test(values.run))
+    throw new UsageError('--run is the name the page was opened with (letters, digits, - and _)');
+  return { url: values.url, ...(values.run !== undefined && { run: values.run }), waitSeconds: wait, junit: values.junit };
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '-h' || command === '--help' || rest.includes('-h') || rest.includes('--help')) {
@@ -141,6 +169,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`unknown command ${command}\n\n${USAGE}`);
     return 2;
   }
+  if (rest[0] === 'bridge') return verifyBridgeCommand(rest.slice(1));
   let options: ReturnType<typeof parseVerifyArguments>;
   try {
     options = parseVerifyArguments(rest);
@@ -150,6 +179,21 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const report = await verify(options);
+  console.log(tableReport(report));
+  if (options.junit) writeFileSync(options.junit, junitReport(report));
+  return report.passed ? 0 : 1;
+}
+
+async function verifyBridgeCommand(argv: string[]): Promise<number> {
+  let options: ReturnType<typeof parseBridgeArguments>;
+  try {
+    options = parseBridgeArguments(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error;
+    console.error(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const report = await verifyBridge(options);
   console.log(tableReport(report));
   if (options.junit) writeFileSync(options.junit, junitReport(report));
   return report.passed ? 0 : 1;

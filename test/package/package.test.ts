@@ -79,6 +79,10 @@ describe('the npm package', () => {
       const listing = (await run('tar', ['-tzf', path.join(workDir, tarball!)], { maxBuffer: 64 * 1024 * 1024 })).stdout.split('\n');
       expect(listing).toContain('package/dist/src/index.js');
       expect(listing).toContain('package/dist/src/index.d.ts');
+      // What a host app team takes: the conformance page's static files, the vectors, the JVM core's sources.
+      expect(listing).toContain('package/generated/bridge-conformance/conformance.js');
+      expect(listing).toContain('package/openapi/bridge.vectors.json');
+      expect(listing).toContain('package/src/shipped/native/jvm/src/main/java/dev/minibridge/bridge/Miniapp.java');
 
       await writeFile(path.join(consumerDir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
       await writeFile(

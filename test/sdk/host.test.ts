@@ -111,10 +111,19 @@ describe('the host checks what it receives', () => {
     expect(lastAnswer()).toMatchObject({ type: 'error', version: 1, replyTo: 'r2', error: { code: 'UNSUPPORTED_VERSION' } });
   });
 
-  it('an unknown request type is answered with UNSUPPORTED_MESSAGE', async () => {
+  it('an unknown type, and an answer or event sent to the host, are ignored without an answer', async () => {
     miniappPostsRaw({ protocol: 'minibridge-bridge', version: 1, id: 'r3', type: 'share' });
+    miniappPostsRaw({
+      protocol: 'minibridge-bridge',
+      version: 1,
+      id: 'r4',
+      type: 'error',
+      replyTo: 'x',
+      error: { code: 'REJECTED', message: '' },
+    });
     await flush();
-    expect(lastAnswer()).toMatchObject({ replyTo: 'r3', error: { code: 'UNSUPPORTED_MESSAGE' } });
+    expect(pair.toMiniapp).toEqual([]);
+    expect(refused).toEqual([]);
   });
 
   it('a message without a readable id is refused without an answer; other traffic is ignored', async () => {

@@ -13,7 +13,8 @@ import { propertyRunOptions } from '../support/properties.js';
 // bridge schema, and that generated/sdk/ is what the sources produce.
 
 const schema = await bundledBridgeSchema();
-const ajv = createAjv([]);
+// The schema's own x- annotations (x-error-codes) are registered as createAjv does for the APIs.
+const ajv = createAjv([{ paths: {}, components: { schemas: schema.$defs as never } }]);
 ajv.addSchema(schema);
 const reference = (definition: string) => ajv.getSchema(`${schema.$id as string}#/$defs/${definition}`)!;
 

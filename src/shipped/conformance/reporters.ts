@@ -1,11 +1,25 @@
 import type { SentRequest } from './exchange.js';
 import type { CheckResult, Failure, VerifyReport } from './runner.js';
 
+/**
+ * What the reporters print: a `verify` run against an API, or the bridge conformance page's run
+ * (`verify bridge`), whose checks are the bridge rules and whose failures carry the messages
+ * (`details`) instead of an HTTP request.
+ */
+export type ReportedRun = Omit<VerifyReport, 'subject' | 'results'> & { subject: string; results: ReportedCheck[] };
+export type ReportedCheck = Omit<CheckResult, 'check' | 'failures'> & { check: string; failures: ReportedFailure[] };
+export type ReportedFailure = Pick<Failure, 'case' | 'reason'> & Partial<Omit<Failure, 'case' | 'reason'>> & { details?: string[] };
+
+/** The lines under a failure: its own details, or the HTTP request and answer. */
+function failureLines(item: ReportedFailure): string[] {
+  return item.details ?? (item.request?.url ? describeFailure(item as Failure) : []);
+}
+
 const SHOWN_FAILURES = 5;
 const BODY_LIMIT = 1_500;
 
 /** A readable table (check, operation, result) and, under it, each failure with the request that failed. */
-export function tableReport(report: VerifyReport): string {
+export function tableReport(report: ReportedRun): string {
   if (report.stopped) return `minibridge verify ${report.subject} ${report.url}\n\nSTOPPED: ${report.stopped}`;
   const rows = report.results.map((result) => [result.check, result.operation, verdictText(result), result.note ?? '']);
   const header = ['check', 'operation', 'result', 'note'];
@@ -30,7 +44,7 @@ export function tableReport(report: VerifyReport): string {
     );
     result.failures.slice(0, SHOWN_FAILURES).forEach((item, index) => {
       lines.push(`  - ${item.case}: ${item.reason}`);
-      if (index === 0 && item.request.url) lines.push(...describeFailure(item).map((text) => `      ${text}`));
+      if (index === 0) lines.push(...failureLines(item).map((text) => `      ${text}`));
     });
     if (result.failures.length > SHOWN_FAILURES) lines.push(`  … and ${result.failures.length - SHOWN_FAILURES} more`);
   }
@@ -40,7 +54,7 @@ export function tableReport(report: VerifyReport): string {
   return lines.join('\n');
 }
 
-function verdictText(result: CheckResult): string {
+function verdictText(result: ReportedCheck): string {
   if (result.outcome === 'skip') return 'n/a';
   if (result.outcome === 'pass') return `pass (${result.requests})`;
   return `FAIL (${result.failures.length}/${Math.max(result.requests, result.failures.length)})`;
@@ -72,12 +86,12 @@ function truncate(text: string): string {
 }
 
 /** JUnit XML: one test suite per operation, one test case per check. */
-export function junitReport(report: VerifyReport): string {
+export function junitReport(report: ReportedRun): string {
   if (report.stopped) {
     const stopped = `    <testcase classname="minibridge.verify.${xml(report.subject)}" name="preflight">\n      <failure message="${xml(report.stopped.split('\n')[0]!)}" type="preflight">${xml(report.stopped)}</failure>\n    </testcase>`;
     return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="minibridge verify ${xml(report.subject)}" tests="1" failures="1">\n  <testsuite name="${xml(`${report.subject} preflight`)}" tests="1" failures="1" errors="0" skipped="0">\n${stopped}\n  </testsuite>\n</testsuites>\n`;
   }
-  const suites = new Map<string, CheckResult[]>();
+  const suites = new Map<string, ReportedCheck[]>();
   for (const result of report.results) suites.set(result.operation, [...(suites.get(result.operation) ?? []), result]);
   const body = [...suites].map(([operation, results]) => {
     const failures = results.filter((result) => result.outcome === 'fail').length;
@@ -87,7 +101,7 @@ export function junitReport(report: VerifyReport): string {
       if (result.outcome === 'skip') return `${open}<skipped${result.note ? ` message="${xml(result.note)}"` : ''}/></testcase>`;
       if (result.outcome === 'pass') return `${open}</testcase>`;
       const text = result.failures
-        .flatMap((item, index) => [`${item.case}: ${item.reason}`, ...(index === 0 ? describeFailure(item) : [])])
+        .flatMap((item, index) => [`${item.case}: ${item.reason}`, ...(index === 0 ? failureLines(item) : [])])
         .join('\n');
       return `${open}\n      <failure message="${xml(`${result.failures.length} failing request(s): ${result.failures[0]!.case}`)}" type="${xml(result.check)}">${xml(text)}</failure>\n    </testcase>`;
     });

@@ -1,4 +1,9 @@
-import { BRIDGE_PROTOCOL, BRIDGE_PROTOCOL_VERSION, MESSAGE_ID_MAX_LENGTH } from '../../../generated/sdk/bridge-contract.js';
+import {
+  BRIDGE_ERROR_CODES,
+  BRIDGE_PROTOCOL,
+  BRIDGE_PROTOCOL_VERSION,
+  MESSAGE_ID_MAX_LENGTH,
+} from '../../../generated/sdk/bridge-contract.js';
 import type { BridgeEndpoint } from './endpoints.js';
 import {
   envelope,
@@ -69,7 +74,10 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
 
   async function handlePay(message: PayRequest): Promise<void> {
     if (payInProgress !== undefined) {
-      answerError(message, { code: 'PAYMENT_IN_PROGRESS', message: `the payment sheet for ${payInProgress} is still open` });
+      answerError(message, {
+        code: BRIDGE_ERROR_CODES.PAYMENT_IN_PROGRESS,
+        message: `the payment sheet for ${payInProgress} is still open`,
+      });
       return;
     }
     payInProgress = message.paymentData.orderPaymentId;
@@ -91,7 +99,7 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
       const result = await options.onCustomEvent?.(message.data, { expectsReply: message.expectsReply });
       answer = result === undefined ? { ok: true } : { ok: true, result };
     } catch (error) {
-      answer = { ok: false, error: { code: 'REJECTED', message: error instanceof Error ? error.message : String(error) } };
+      answer = { ok: false, error: { code: BRIDGE_ERROR_CODES.REJECTED, message: error instanceof Error ? error.message : String(error) } };
     }
     if (!message.expectsReply) return;
     const reply: CustomEventResult = { ...envelope('custom_event_result'), replyTo: message.id, ...answer };
@@ -101,7 +109,10 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
       return;
     }
     // e.g. a result that is not JSON-like; the miniapp learns why instead of waiting for its time-out
-    const error = { code: 'REJECTED', message: `the host's result breaks the bridge schema: ${describeViolations(check.violations)}` };
+    const error = {
+      code: BRIDGE_ERROR_CODES.REJECTED,
+      message: `the host's result breaks the bridge schema: ${describeViolations(check.violations)}`,
+    };
     endpoint.post({ ...envelope('custom_event_result'), replyTo: message.id, ok: false, error } satisfies CustomEventResult);
   }
 
@@ -109,12 +120,12 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
     if (!isBridgeTraffic(data)) return;
     const envelopeCheck = validateMessage('Envelope', data);
     if (!envelopeCheck.ok) {
-      answerError(data, { code: 'INVALID_MESSAGE', message: describeViolations(envelopeCheck.violations) });
+      answerError(data, { code: BRIDGE_ERROR_CODES.INVALID_MESSAGE, message: describeViolations(envelopeCheck.violations) });
       return;
     }
     if (data.version !== BRIDGE_PROTOCOL_VERSION) {
       answerError(data, {
-        code: 'UNSUPPORTED_VERSION',
+        code: BRIDGE_ERROR_CODES.UNSUPPORTED_VERSION,
         message: `this host speaks bridge protocol version ${BRIDGE_PROTOCOL_VERSION}, not ${String(data.version)}`,
       });
       return;
@@ -122,14 +133,16 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
     if (data.type === 'pay' || data.type === 'custom_event') {
       const check = validateMessage(data.type === 'pay' ? 'PayRequest' : 'CustomEventRequest', data);
       if (!check.ok) {
-        answerError(data, { code: 'INVALID_MESSAGE', message: describeViolations(check.violations) });
+        answerError(data, { code: BRIDGE_ERROR_CODES.INVALID_MESSAGE, message: describeViolations(check.violations) });
         return;
       }
       if (data.type === 'pay') void handlePay(data as unknown as PayRequest);
       else void handleCustomEvent(data as unknown as CustomEventRequest);
       return;
     }
-    answerError(data, { code: 'UNSUPPORTED_MESSAGE', message: `this host does not handle ${String(data.type)} messages` });
+    // Any other type is not a request this host handles: an answer, an event, or a type of a later
+    // version. It is ignored, never answered, so two receivers cannot answer each other in a loop
+    // (openapi/bridge.schema.yaml, ADR 0040).
   }
 
   const stop = endpoint.listen(receive);

@@ -33,4 +33,9 @@ export {
   type ValidationResult,
 } from './validation.js';
 export type * from './messages.js';
-export { BRIDGE_PROTOCOL, BRIDGE_PROTOCOL_VERSION, PAYMENT_RESULT_STATUSES } from '../../../generated/sdk/bridge-contract.js';
+export {
+  BRIDGE_ERROR_CODES,
+  BRIDGE_PROTOCOL,
+  BRIDGE_PROTOCOL_VERSION,
+  PAYMENT_RESULT_STATUSES,
+} from '../../../generated/sdk/bridge-contract.js';

@@ -1,5 +1,5 @@
 import { decimalViolation } from '../../contract/decimal.js';
-import { AMOUNT_RULE, CUSTOM_EVENT_NAME } from '../../../generated/sdk/bridge-contract.js';
+import { AMOUNT_RULE, BRIDGE_ERROR_CODES, CUSTOM_EVENT_NAME } from '../../../generated/sdk/bridge-contract.js';
 import { detectEndpoint, type BridgeEndpoint, type WindowLike } from './endpoints.js';
 import { MinibridgeSdkError, type SdkErrorCode } from './errors.js';
 import {
@@ -186,7 +186,7 @@ export function createMinibridgeSdk(options: MinibridgeSdkOptions = {}): Minibri
     } else if (message.ok) {
       record.resolve(message.result);
     } else {
-      const error = message.error ?? { code: 'REJECTED', message: 'no reason given' };
+      const error = message.error ?? { code: BRIDGE_ERROR_CODES.REJECTED, message: 'no reason given' };
       record.reject(
         new MinibridgeSdkError('HOST_REJECTED', `the host app rejected the event: ${error.code}: ${error.message}`, error.code),
       );

@@ -102,6 +102,15 @@ export function controlErrors(error: unknown, _req: Request, res: Response, _nex
     sendJson(res, error.status, { error_code: error.code, error_message: error.message });
     return;
   }
+  // The body reader's own refusals (413 past the limit, 415, 400) keep their status.
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: unknown }).expose === true) {
+    sendJson(res, status, {
+      error_code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST',
+      error_message: String((error as Error).message),
+    });
+    return;
+  }
   const message =
     error instanceof SyntaxError ? `the body is not valid JSON: ${error.message}` : String((error as Error)?.message ?? error);
   sendJson(res, error instanceof SyntaxError ? 400 : 500, {

@@ -1,6 +1,7 @@
 import type express from 'express';
 import { basicAuthorization } from '../../wire/credentials.js';
 import { createMiniappRouter, type OrderCompletionBody, type PartnerKitLogger } from '../../shipped/partner-kit/index.js';
+import { addBridgeRunRoutes, bridgeConformancePage, BridgeRuns } from './bridgeRuns.js';
 import { eventFields, recordEvents, type ReceivedEvent } from './events.js';
 import { controlRouter, partnerApp, relayToPlatform, sendJson } from './http.js';
 import { createOrderPayment, getPaymentStatus, sendMiniappEvent, type PlatformCaller } from './platformCalls.js';
@@ -35,13 +36,16 @@ export interface SandboxMiniappOptions {
 export interface SandboxMiniapp {
   app: express.Express;
   received: MiniappReceived;
+  /** What the bridge conformance page reported (`/sandbox/bridge-runs`). */
+  bridgeRuns: BridgeRuns;
 }
 
 /**
  * A miniapp server built with the partner kit: E6 records the outcome (idempotent on
  * X-Minibridge-Event-Id, the kit's default) and E7 acknowledges events. Its control routes show
  * what arrived and act as the miniapp towards the platform: send an event, create an order
- * payment, ask its status (so a browser never holds the miniapp's secret).
+ * payment, ask its status (so a browser never holds the miniapp's secret). It also serves the
+ * bridge conformance page and keeps the runs it reports.
  */
 export function createSandboxMiniapp(options: SandboxMiniappOptions): SandboxMiniapp {
   const received: MiniappReceived = { completions: [], events: [] };
@@ -92,5 +96,10 @@ export function createSandboxMiniapp(options: SandboxMiniappOptions): SandboxMin
     '/get-payment-status',
     relayToPlatform((body) => getPaymentStatus(caller, { ...parties(body), order_payment_id: body.order_payment_id as string })),
   );
-  return { app: partnerApp(router, control), received };
+  const bridgeRuns = new BridgeRuns();
+  addBridgeRunRoutes(control, bridgeRuns);
+  const app = partnerApp(router, control);
+  // The bridge conformance page is a miniapp page: served here, it reports to this server (ADR 0040).
+  app.use('/bridge-conformance', bridgeConformancePage());
+  return { app, received, bridgeRuns };
 }

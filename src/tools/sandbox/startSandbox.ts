@@ -61,6 +61,8 @@ export interface RunningSandbox {
   demoMiniappUrl?: string;
   /** The browser host-app simulator (with the demo miniapp open in it when there is one). */
   simulatorUrl: string;
+  /** The bridge conformance page (open it in a host app; its runs are at `${miniappUrl}/sandbox/bridge-runs`). */
+  bridgeConformanceUrl: string;
   /** What the simulated miniapp server received (E6 callbacks, E7 events), live. */
   received: MiniappReceived;
   /** The simulated host app: its payments, the events it received, and the confirm/cancel/fail actions. */
@@ -120,6 +122,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     miniappUrl: miniappServer.url,
     ...(demoMiniappUrl !== undefined && { demoMiniappUrl }),
     simulatorUrl: `${hostappServer.url}/simulator/${demoMiniappUrl === undefined ? '' : `?${new URLSearchParams({ miniapp: demoMiniappUrl })}`}`,
+    bridgeConformanceUrl: `${miniappServer.url}/bridge-conformance/`,
     received: miniapp.received,
     hostapp: { payments: hostapp.payments, events: hostapp.events, act: hostapp.act },
     close: async () => {
