@@ -7,6 +7,11 @@ export interface Product {
   name: string;
   amount: string;
   currency: string;
+  /**
+   * Whether the result page's server asks the platform (E2) while the payment is in process.
+   * Off, it only waits for E6: the platform asks the host app itself when no E5 comes (reconciliation).
+   */
+  askWithE2?: boolean;
 }
 
 export const DEFAULT_CATALOGUE: readonly Product[] = [
@@ -14,5 +19,14 @@ export const DEFAULT_CATALOGUE: readonly Product[] = [
   { sku: 'tea-box', name: 'Green tea, 50 bags', amount: '89000', currency: 'VND' },
   // A sandbox magic amount: the host app marks it paid without calling E5, so the result page
   // learns the outcome by asking E2 (and E6 follows).
-  { sku: 'sandbox-no-e5', name: 'Sandbox: paid, found through E2', amount: '4000.05', currency: 'VND' },
+  { sku: 'sandbox-no-e5', name: 'Sandbox: paid, found through E2', amount: '4000.05', currency: 'VND', askWithE2: true },
+  // The same, but the page never asks: within the sandbox host app's 10 s reconcile delay the
+  // platform asks the host app itself (E4) and sends E6.
+  {
+    sku: 'sandbox-reconciled',
+    name: 'Sandbox: paid, never reported; the platform finds out',
+    amount: '4000.05',
+    currency: 'VND',
+    askWithE2: false,
+  },
 ];

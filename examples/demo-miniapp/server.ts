@@ -152,8 +152,10 @@ export function createDemoMiniapp(options: DemoMiniappOptions): DemoMiniapp {
       res.status(404).json({ error: 'unknown order' });
       return;
     }
-    if (order.payment_status === 'in_process') {
+    if (order.payment_status === 'in_process' && order.product.askWithE2 !== false) {
       // Still in process here (no E6 yet): ask the platform, which asks the host app (E4).
+      // Not needed for the outcome (the platform asks the host app itself after its reconcile
+      // delay, and sends E6), only to show it sooner.
       const { data, response } = await platform().POST('/api/v1/orders/get-payment-status/', {
         body: { app_id: options.appId, client_id: options.clientId, order_payment_id: order.order_payment_id },
         parseAs: 'text',

@@ -12,6 +12,8 @@ export interface Payment {
   amount: string;
   status: PaymentStatus;
   fulfillment: string | undefined;
+  /** When the payment expires (E3's expires_at): no payment is taken after it. */
+  expiresAt: string | undefined;
 }
 
 /**
@@ -27,7 +29,13 @@ export class Payments {
   create(body: HostappCreateOrderPaymentBody, userId: string | undefined): Payment {
     const key = body.order.miniapp_order_id === undefined ? undefined : `${body.app_id}\u0000${body.order.miniapp_order_id}`;
     const existing = key === undefined ? undefined : this.byMiniappOrder.get(key);
-    if (existing) return this.byId.get(existing)!;
+    if (existing) {
+      const payment = this.byId.get(existing)!;
+      // A retry of the same order may carry a later expiry: the latest applies.
+      if (body.expires_at !== undefined && (payment.expiresAt === undefined || body.expires_at > payment.expiresAt))
+        payment.expiresAt = body.expires_at;
+      return payment;
+    }
     const payment: Payment = {
       orderPaymentId: `hop_example_${++this.sequence}`,
       appId: body.app_id,
@@ -37,13 +45,21 @@ export class Payments {
       amount: decimalText(body.order.amount),
       status: 'in_process',
       fulfillment: undefined,
+      expiresAt: body.expires_at,
     };
     this.byId.set(payment.orderPaymentId, payment);
     if (key !== undefined) this.byMiniappOrder.set(key, payment.orderPaymentId);
     return payment;
   }
 
-  find(orderPaymentId: string): Payment | undefined {
-    return this.byId.get(orderPaymentId);
+  /**
+   * The payment, closed first if it expired unpaid: take no payment after `expires_at`, and report
+   * the payment cancelled from then on, or Minibridge would list it as stuck.
+   */
+  find(orderPaymentId: string, now = Date.now()): Payment | undefined {
+    const payment = this.byId.get(orderPaymentId);
+    if (payment?.status === 'in_process' && payment.expiresAt !== undefined && Date.parse(payment.expiresAt) <= now)
+      payment.status = 'cancelled';
+    return payment;
   }
 }

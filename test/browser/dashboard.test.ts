@@ -263,6 +263,88 @@ describe('E6 deliveries', () => {
   }, 90_000);
 });
 
+describe('payments', () => {
+  it('lists the partner’s payments, filters the stuck ones, and opens a payment’s timeline', async () => {
+    const auth = { authorization: basicAuthorization(MINIAPP.id, miniappSecret) };
+    const paid = await harness.call('createOrderPayment', e1Body({ amount: '12345678901234567.89' }), auth);
+    const waiting = await harness.call('createOrderPayment', e1Body(), auth);
+    const paidId: string = paid.body.order_payment_id;
+    const stuckId: string = waiting.body.order_payment_id;
+    const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: paidId, payment_status: 'paid' };
+    expect((await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() })).status).toBe(200);
+    // A payment past its expiry that the host app still calls in process, as reconciliation leaves it.
+    await harness.running.platform.store.db.query(
+      "UPDATE order_payments SET expires_at = now() - interval '1 hour', stuck_since = now() WHERE order_payment_id = $1",
+      [stuckId],
+    );
+
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('Payments');
+    const paidRow = page.locator('#payments-table tbody tr', { hasText: paidId });
+    await expect.poll(() => paidRow.locator('td[data-field="payment_status"]').textContent(), { timeout: STEP_MS }).toBe('paid');
+    // Every digit of the amount, as E1 sent it.
+    expect(await paidRow.locator('td[data-field="amount"]').textContent()).toBe('12345678901234567.89');
+    expect(await paidRow.locator('td[data-field="settled_by"]').textContent()).toBe('E5');
+
+    await page.getByLabel('stuck only').check();
+    await page.locator('#payments-filter').getByRole('button', { name: 'Show' }).click();
+    await expect.poll(() => page.locator('#payments-table tbody tr').count(), { timeout: STEP_MS }).toBe(1);
+    const stuckRow = page.locator('#payments-table tbody tr', { hasText: stuckId });
+    expect(await stuckRow.locator('td[data-field="stuck"]').textContent()).toBe('true');
+
+    await page.getByLabel('stuck only').uncheck();
+    await page.getByLabel('order_payment_id').fill(paidId);
+    await page.locator('#payments-filter').getByRole('button', { name: 'Show' }).click();
+    await expect.poll(() => page.locator('#payments-table tbody tr').count(), { timeout: STEP_MS }).toBe(1);
+    await page.getByRole('button', { name: `Open ${paidId}` }).click();
+    await page.locator('#payment-detail').waitFor({ state: 'visible', timeout: STEP_MS });
+    const timeline = page.locator('#payment-timeline');
+    await expect.poll(() => timeline.locator('li[data-kind="E1"]').count(), { timeout: STEP_MS }).toBe(1);
+    expect(await timeline.locator('li[data-kind="E5"]').textContent()).toContain('paid: reported by the host app (E5)');
+    await expect.poll(() => timeline.locator('li[data-kind="delivery"]').count(), { timeout: STEP_MS }).toBe(1);
+    expect(await page.locator('#payment-facts dd[data-field="amount"]').textContent()).toBe('12345678901234567.89');
+    // At the width the dashboard is used at, the Open column is on screen.
+    const open = page.getByRole('button', { name: `Open ${paidId}` });
+    const box = await open.boundingBox();
+    expect(box && box.x + box.width).toBeLessThanOrEqual(1280);
+  }, 90_000);
+
+  it('a partner opens only its own payments: another miniapp’s is not found, and none is listed', async () => {
+    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, miniappSecret) });
+    const id: string = created.body.order_payment_id;
+    const asOther = { authorization: basicAuthorization(OTHER.id, OTHER.secret) };
+    const listed = await harness.call('listPartnerPayments', undefined, {
+      ...asOther,
+      path: `/api/v1/dashboard/miniapps/${OTHER.id}/payments`,
+    });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body)).not.toContain(id);
+    const opened = await harness.call('getPartnerPayment', undefined, {
+      ...asOther,
+      path: `/api/v1/dashboard/miniapps/${OTHER.id}/payments/${HOSTAPP.id}/${id}`,
+    });
+    expect(opened.status).toBe(404);
+    const theirs = await harness.call('listPartnerPayments', undefined, {
+      ...asOther,
+      path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/payments`,
+    });
+    expect(theirs.status).toBe(404);
+    const everything = await harness.call('listPayments', undefined, { ...asOther, path: '/api/v1/dashboard/payments' });
+    expect(everything.status).toBe(401);
+    // The host app sees it; the operator sees it in the list of every partner's payments.
+    const hostapp = await harness.call('getPartnerPayment', undefined, {
+      authorization: basicAuthorization(HOSTAPP.id, HOSTAPP.secret),
+      path: `/api/v1/dashboard/hostapps/${HOSTAPP.id}/payments/${HOSTAPP.id}/${id}`,
+    });
+    expect(hostapp.body).toMatchObject({ order_payment_id: id, app_id: MINIAPP.id, payment_status: 'in_process', stuck: false });
+    const operator = await harness.call('listPayments', undefined, {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      path: `/api/v1/dashboard/payments?order_payment_id=${encodeURIComponent(id)}`,
+    });
+    expect(operator.body.payments.map((p: { order_payment_id: string }) => p.order_payment_id)).toEqual([id]);
+  });
+});
+
 describe('audit log', () => {
   it('lists the changes made through the dashboard, never a secret', async () => {
     await signIn(MINIAPP.id, miniappSecret);
@@ -282,7 +364,7 @@ describe('one partner, its own data only', () => {
   it('a miniapp sees none of another miniapp’s settings, deliveries or audit entries', async () => {
     await signIn(MINIAPP.id, miniappSecret);
     expect(await page.locator('#operator-bar').isHidden()).toBe(true);
-    for (const tab of ['Settings', 'Credentials', 'E6 deliveries', 'Audit log']) {
+    for (const tab of ['Settings', 'Credentials', 'Payments', 'E6 deliveries', 'Audit log']) {
       await openTab(tab);
       await page.locator('[role="tabpanel"]:not([hidden]) table tbody tr, #panel-settings:not([hidden]) input').first().waitFor({
         timeout: STEP_MS,

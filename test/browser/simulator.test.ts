@@ -119,6 +119,15 @@ describe('pay in the host-app simulator', () => {
     expect(result.source).toBe('E2');
     expect(completionsFor(result.order)).toEqual([expect.objectContaining({ payment_status: 'paid' })]);
   }, 90_000);
+
+  it('a host app that never calls E5, and a page that never asks: the platform reconciles it by itself and E6 arrives', async () => {
+    await buy('sandbox-reconciled');
+    await page.locator('#pay-confirm').click();
+    const result = await resultFor('paid');
+    expect(result.sdk).toBe('success');
+    expect(result.source).toBe('E6');
+    expect(completionsFor(result.order)).toEqual([expect.objectContaining({ payment_status: 'paid' })]);
+  }, 90_000);
 });
 
 describe('custom events in the host-app simulator', () => {

@@ -38,6 +38,7 @@ describe('the conformance kit against correct servers', { timeout: 60_000 }, () 
         expect(ran).toContain(`${check} ${operationId}`);
     }
     expect(ran).toContain('idempotency receiveHostappEvent');
+    expect(ran).toContain('expiry getHostappPaymentStatus');
   });
 
   it('passes the reference miniapp server, duplicate deliveries included', async () => {

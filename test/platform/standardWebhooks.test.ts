@@ -193,6 +193,7 @@ describeOnBackends('Standard Webhooks', (backend) => {
         amount: '125000.00',
         status: 'in_process' as const,
         fulfillment: undefined,
+        expiresAt: undefined,
       };
       const credentials = { clientId: HOSTAPP.id, secretKey: HOSTAPP.secret };
       await expect(reportOutcome(harness.running.url, credentials, { ...payment }, 'paid')).rejects.toThrow(/UNAUTHORIZED/);

@@ -188,6 +188,30 @@ describeOnBackends('sandbox', (backend) => {
       });
     });
 
+    it('4000.05 with nobody asking: the platform asks the host app itself after its reconcile delay and sends E6 (ADR 0039)', async () => {
+      const { platform, sandbox } = running!;
+      const created = await createOrder(platform.url, '4000.05', 'ORD-RECONCILED');
+      const id = created.data!.order_payment_id;
+      expect((await act(sandbox.hostappUrl, id, 'confirm')).body).toMatchObject({ payment_status: 'paid' });
+      // No E2: only the platform's own E4, once the sandbox host app's 10 s have passed.
+      await vi.waitFor(() => expect(completionFor(sandbox, id)?.body).toMatchObject({ payment_status: 'paid' }), waitLong);
+      const record = await platform.platform.store.paymentRecords.get({ client_id: SANDBOX_HOSTAPP.clientId, order_payment_id: id });
+      expect(record).toMatchObject({ payment_status: 'paid', settled_by: 'reconciliation' });
+    });
+
+    it('a payment nobody acted on is closed at its expiry; the host app takes no payment after it', async () => {
+      const { platform, sandbox } = running!;
+      const id = (await createOrder(platform.url, 100, 'ORD-EXPIRES')).data!.order_payment_id;
+      const payment = sandbox.hostapp.payments.get(id)!;
+      expect(Date.parse(payment.expires_at!)).toBeGreaterThan(Date.now());
+      expect(await askStatus(platform.url, id)).toMatchObject({ payment_status: 'in_process', expires_at: payment.expires_at });
+      // Its expiry, passed (the sandbox's own record of it moved back rather than a day waited).
+      payment.expires_at = new Date(Date.now() - 1000).toISOString();
+      expect(await act(sandbox.hostappUrl, id, 'confirm')).toMatchObject({ status: 409, body: { error_code: 'PAYMENT_STATUS_CONFLICT' } });
+      expect(await askStatus(platform.url, id)).toMatchObject({ payment_status: 'cancelled' });
+      await vi.waitFor(() => expect(completionFor(sandbox, id)?.body).toMatchObject({ payment_status: 'cancelled' }), waitLong);
+    });
+
     it('E8: a host app event reaches the simulated miniapp (E7) and its answer comes back', async () => {
       const { platform, sandbox } = running!;
       const hostapp = createPlatformClient({

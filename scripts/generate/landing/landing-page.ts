@@ -3,6 +3,7 @@ import { parse } from 'lossless-json';
 import type { ApiEntry } from '../../lib/apis.js';
 import { errorCodeTableMarker, readErrorCodes, renderErrorCodeTable } from './error-code-table.js';
 import { loadGuides, renderGuide } from './guides.js';
+import { lifecycleTableMarker, renderLifecycleTable } from './lifecycle-table.js';
 import { RepoLinks, type RenderedRepoPage } from './repo-pages.js';
 import { landingPageCss } from './styles.js';
 
@@ -43,6 +44,9 @@ export async function renderLandingPage(input: LandingPageInput): Promise<Landin
   const errorCodesApi = input.apis.find((api) => api.name === input.errorCodesApi);
   if (!errorCodesApi) throw new Error(`no API named ${input.errorCodesApi} carries the ErrorCode schema`);
   const errorTable = renderErrorCodeTable(await readErrorCodes(input.bundleJsonPath(errorCodesApi)));
+  const hostappApi = input.apis.find((api) => api.name === 'hostapp');
+  if (!hostappApi) throw new Error('no API named hostapp carries E4 and its x-reconciliation');
+  const lifecycleTable = await renderLifecycleTable(input.bundleJsonPath(errorCodesApi), input.bundleJsonPath(hostappApi));
 
   const guides = await loadGuides();
   const links = new RepoLinks(new Set(guides.map((guide) => guide.slug)));
@@ -53,7 +57,7 @@ export async function renderLandingPage(input: LandingPageInput): Promise<Landin
   const tablePlaced = guideSections.some((html) => html.includes(errorCodeTableMarker));
   const errorSection = `<section class="guide" aria-labelledby="error-codes">\n<h2 id="error-codes">Error codes</h2>\n${errorTable}\n</section>`;
   const guidesHtml = [
-    ...guideSections.map((html) => html.replace(errorCodeTableMarker, errorTable)),
+    ...guideSections.map((html) => html.replace(errorCodeTableMarker, errorTable).replace(lifecycleTableMarker, lifecycleTable)),
     ...(tablePlaced ? [] : [errorSection]),
   ].join('\n');
 

@@ -35,6 +35,7 @@ export const partnerChanges = {
         urls: { ...before.urls, ...body.urls },
         features: { ...before.features, ...body.features },
         signing: body.signing ?? before.signing,
+        ...lifecycleDefaults({ ...before, ...body }),
       } as HostappSettings;
       return hostappView(await applyUpdate(platform, tx, caller, row, before, after));
     });

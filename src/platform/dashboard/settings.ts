@@ -1,4 +1,5 @@
 import type { components } from '../../../generated/types/platform.js';
+import { decimalText } from '../../contract/json.js';
 import { lifecycleSettings } from '../../contract/limits.js';
 import type { Hostapp, Miniapp } from '../registry/registry.js';
 import type { PartnerKind, PartnerRow } from '../store/index.js';
@@ -36,14 +37,22 @@ export function hostappSettingsOf(hostapp: Hostapp): HostappSettings {
  * a host app registered before they existed has none on record and gets the defaults.
  */
 export function lifecycleDefaults(given: {
-  payment_lifetime_seconds?: number | undefined;
-  reconcile_after_seconds?: number | undefined;
+  payment_lifetime_seconds?: unknown;
+  reconcile_after_seconds?: unknown;
 }): Pick<HostappSettings, 'payment_lifetime_seconds' | 'reconcile_after_seconds'> {
   const defaults = lifecycleSettings();
   return {
-    payment_lifetime_seconds: given.payment_lifetime_seconds ?? defaults.paymentLifetimeSeconds.default,
-    reconcile_after_seconds: given.reconcile_after_seconds ?? defaults.reconcileAfterSeconds.default,
+    payment_lifetime_seconds: wholeSeconds(given.payment_lifetime_seconds) ?? defaults.paymentLifetimeSeconds.default,
+    reconcile_after_seconds: wholeSeconds(given.reconcile_after_seconds) ?? defaults.reconcileAfterSeconds.default,
   };
+}
+
+/**
+ * A setting in seconds as a plain number: request bodies are read without loss, so a validated
+ * integer arrives as a LosslessNumber, which the settings column must not keep as an object.
+ */
+function wholeSeconds(value: unknown): number | undefined {
+  return value === undefined || value === null ? undefined : Number(decimalText(value));
 }
 
 export function miniappSettingsOf(miniapp: Miniapp): MiniappSettings {

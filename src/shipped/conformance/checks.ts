@@ -4,7 +4,7 @@ import type { Exchange } from './exchange.js';
 import type { Rules } from './targets.js';
 
 /** The checks, in report order. */
-export const CHECKS = ['status', 'content-type', 'schema', 'positive', 'negative', 'auth', 'idempotency'] as const;
+export const CHECKS = ['status', 'content-type', 'schema', 'positive', 'negative', 'auth', 'idempotency', 'expiry'] as const;
 export type CheckName = (typeof CHECKS)[number];
 
 export const CHECK_DESCRIPTIONS: Record<CheckName, string> = {
@@ -16,6 +16,8 @@ export const CHECK_DESCRIPTIONS: Record<CheckName, string> = {
   auth: 'a missing or wrong Authorization, or a wrong Standard Webhooks signature (webhook-signature), is refused, never served as a success',
   idempotency:
     'the same event delivered twice (same X-Minibridge-Event-Id) gets the same successful answer; E3 gives the same miniapp_order_id the same order_payment_id, and another one another',
+  expiry:
+    'E4 about a payment past its E3 expires_at, never paid, reports it closed (cancelled or failed): no payment is taken after expiry, and one left in_process would be stuck',
 };
 
 /** A verdict on one exchange: undefined when it passes, else why it fails. */
@@ -108,6 +110,21 @@ export function orderIdempotencyVerdict(first: Exchange, repeat: Exchange, other
   }
   if (otherId === firstId) return `an order with another miniapp_order_id got the same order_payment_id ${firstId}`;
   return undefined;
+}
+
+/**
+ * E4 about a payment whose `expires_at` (sent on E3) has passed and that nobody paid: the host
+ * app took no payment after expiry, so it reports the payment closed, `cancelled` or `failed`
+ * (ADR 0039). `in_process` would leave it stuck at the platform; `paid` was taken after expiry.
+ */
+export function expiryVerdict(exchange: Exchange, rules: Rules): Verdict {
+  const refused = acceptedVerdict(exchange, rules);
+  if (refused) return `the status query about an expired payment was ${refused}`;
+  const status = isObject(exchange.json) ? (exchange.json as Record<string, unknown>).payment_status : undefined;
+  if (status === 'cancelled' || status === 'failed') return undefined;
+  if (status === 'in_process')
+    return 'still in_process after its expires_at: close expired payments and report them cancelled (the platform would list it as stuck)';
+  return `reported ${String(status)} for a payment nobody paid before its expires_at`;
 }
 
 function orderPaymentId(exchange: Exchange): string | undefined {

@@ -9,6 +9,7 @@ import {
   errorCodeOf,
   hasJudgeableAnswer,
   orderIdempotencyVerdict,
+  expiryVerdict,
   refusedVerdict,
   schemaVerdict,
   statusVerdict,
@@ -61,7 +62,7 @@ export interface VerifyReport {
   stopped?: string;
 }
 
-type Category = 'preflight' | 'positive' | 'negative' | 'auth' | 'idempotency';
+type Category = 'preflight' | 'positive' | 'negative' | 'auth' | 'idempotency' | 'expiry';
 
 interface Sent {
   category: Category;
@@ -86,18 +87,31 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   return { subject: options.subject, url: options.url, results: reported, passed: reported.every((result) => result.outcome !== 'fail') };
 }
 
+/** How long payments the kit creates live: long enough never to expire during a run, as on the platform (24 h). */
+const ORDER_LIFETIME_MS = 24 * 60 * 60 * 1000;
+/** The expiry check's payment expires this soon after it is created... */
+const EXPIRY_CHECK_LIFETIME_MS = 2_000;
+/** ...and is asked about this long after it expired, so a host app's clock a little behind does not matter. */
+const EXPIRY_CHECK_WAIT_MS = 1_000;
+
 class Run {
   readonly targets: OperationTarget[];
   private readonly token = `c${randomBytes(4).toString('hex')}`;
   private counter = 0;
   private readonly signer?: Signer;
   private readonly orders = new Map<string, Promise<string>>();
+  /** The expires_at the next order the kit creates carries, when the expiry check sets one. */
+  private nextExpiry: string | undefined;
   /** The preflight's answers, judged with the operation's other answers by the checks on every answer. */
   private readonly preflightSent = new Map<string, Sent>();
 
   constructor(private readonly options: VerifyOptions) {
     this.signer = options.signingSecrets.length > 0 ? new Signer(options.signingSecrets) : undefined;
-    this.targets = targets(options, { unique: (prefix) => this.unique(prefix), createOrder: (fresh) => this.createOrder(fresh) });
+    this.targets = targets(options, {
+      unique: (prefix) => this.unique(prefix),
+      createOrder: (fresh) => this.createOrder(fresh),
+      expiresAt: () => this.nextExpiry ?? new Date(Date.now() + ORDER_LIFETIME_MS).toISOString(),
+    });
   }
 
   unique(prefix: string): string {
@@ -111,7 +125,7 @@ class Run {
 
   private sends(category: Category): boolean {
     const only = this.options.only;
-    return !only || !(['positive', 'negative', 'auth', 'idempotency'] as string[]).includes(only) || only === category;
+    return !only || !(['positive', 'negative', 'auth', 'idempotency', 'expiry'] as string[]).includes(only) || only === category;
   }
 
   /**
@@ -216,6 +230,32 @@ class Run {
       }
     }
 
+    const expired: Exchange[] = [];
+    if (this.sends('expiry') && target.expiry) {
+      try {
+        // A payment that expires at once (E3 tells the host app when), left unpaid; asked about once expired.
+        const expiresAt = Date.now() + EXPIRY_CHECK_LIFETIME_MS;
+        this.nextExpiry = new Date(expiresAt).toISOString();
+        let id: string;
+        try {
+          id = await this.placeOrder();
+        } finally {
+          this.nextExpiry = undefined;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt + EXPIRY_CHECK_WAIT_MS - Date.now())));
+        const value = withValueAt(await this.bind(target, example, 'positive'), ['order_payment_id'], id);
+        const exchange = await send(this.request(target, shape, value, 'good', this.unique('evt'), 1), this.sendOptions(target));
+        expired.push(exchange);
+        sent.push({ category: 'expiry', label: 'a payment past its expires_at, never paid', exchange });
+      } catch (error) {
+        unprepared.push({
+          category: 'expiry',
+          label: 'an expired payment',
+          reason: `could not prepare the request: ${(error as Error).message}`,
+        });
+      }
+    }
+
     const contract = shape.operation;
     /** `applies`: whether an exchange has anything for the check to judge; those without are not counted, so a check with no answer to judge is never a pass. */
     const judge = async (
@@ -282,6 +322,19 @@ class Run {
       withUnprepared(
         idempotency,
         unprepared.filter((entry) => entry.category === 'idempotency'),
+      ),
+    );
+    const expiry = result('expiry', target, expired.length, []);
+    for (const exchange of expired) {
+      const reason = expiryVerdict(exchange, target.rules);
+      if (reason) expiry.failures.push(failure('a payment past its expires_at, never paid', reason, exchange));
+    }
+    expiry.outcome = expiry.failures.length > 0 ? 'fail' : expiry.requests > 0 ? 'pass' : 'skip';
+    if (!target.expiry) expiry.note = 'not a status query';
+    results.push(
+      withUnprepared(
+        expiry,
+        unprepared.filter((entry) => entry.category === 'expiry'),
       ),
     );
     const auth = results.find((entry) => entry.check === 'auth')!;
@@ -392,6 +445,7 @@ class Run {
     return order;
   }
 
+  /** Creates an order payment through the subject's create operation (its E3 carries `nextExpiry` when set). */
   private async placeOrder(): Promise<string> {
     const creator = this.targets.find(
       (target) => target.operationId === 'createHostappOrderPayment' || target.operationId === 'createOrderPayment',

@@ -61,6 +61,8 @@ export interface OperationTarget {
   duplicateDelivery: boolean;
   /** E3: the same value here (order.miniapp_order_id) must get the same order_payment_id, another value another one. */
   idempotentOn?: JsonPath;
+  /** E4: asked about a payment whose expires_at has passed, it must report it closed (ADR 0039). */
+  expiry?: boolean;
 }
 
 /** Helpers the targets need from the run: unique values and an order payment created by the subject. */
@@ -68,6 +70,8 @@ export interface TargetTools {
   unique(prefix: string): string;
   /** An order payment id, created through the subject's own create operation (E3 or E1). */
   createOrder(fresh: boolean): Promise<string>;
+  /** When payments the kit creates expire: E3 carries it, as the platform sends it (ADR 0039). */
+  expiresAt(): string;
 }
 
 const E_NAMES: Record<string, string> = {
@@ -148,7 +152,11 @@ function hostappTargets(settings: TargetSettings, tools: TargetTools): Operation
     {
       ...common,
       ...operationAt(settings, 'createHostappOrderPayment', 'e3'),
-      bindings: [fixed(['app_id'], appId), unique(['order', 'miniapp_order_id'], () => tools.unique('ORD'))],
+      bindings: [
+        fixed(['app_id'], appId),
+        unique(['order', 'miniapp_order_id'], () => tools.unique('ORD')),
+        fixed(['expires_at'], async () => tools.expiresAt()),
+      ],
       headers: userHeader,
       duplicateDelivery: false,
       idempotentOn: ['order', 'miniapp_order_id'],
@@ -159,6 +167,7 @@ function hostappTargets(settings: TargetSettings, tools: TargetTools): Operation
       bindings: [fixed(['app_id'], appId), fixed(['client_id'], id), fixed(['order_payment_id'], () => tools.createOrder(false))],
       headers: none,
       duplicateDelivery: false,
+      expiry: true,
     },
     {
       ...common,

@@ -46,18 +46,20 @@ export const MAGIC_AMOUNTS: ReadonlyArray<{
   {
     amount: '4000.04',
     confirmation: { status: 'in_process', callsCompleteOrder: false },
-    hostappDoes: 'on confirm, the payment stays `in_process`; no E5',
-    miniappSees: 'no E6; E2 asks the host app (E4) and answers `in_process`',
+    hostappDoes: 'on confirm, the payment stays `in_process` for good, even past its expiry; no E5',
+    miniappSees:
+      'no E6; E2 answers `in_process`; after its `expires_at` the payment is stuck: listed in the dashboard (`stuck=true`), asked about slowly, never decided by the platform',
   },
   {
     amount: '4000.05',
     confirmation: { status: 'paid', callsCompleteOrder: false },
     hostappDoes: 'on confirm, the payment is `paid` but the host app never calls E5',
-    miniappSees: 'no E6 until E2: the platform learns `paid` from E4, answers it and then sends E6',
+    miniappSees:
+      "E6 all the same: 10 s after creation (the sandbox host app's `reconcile_after_seconds`) the platform asks E4 itself, learns `paid` and sends E6; an E2 before then learns it the same way",
   },
 ];
 
-/** Any other amount: paid on confirm, reported with E5. */
+/** Any other amount: paid on confirm, reported with E5. Never confirmed: cancelled at its expiry, which E4 reports. */
 export const DEFAULT_CONFIRMATION: Confirmation = { status: 'paid', callsCompleteOrder: true };
 
 /** The error code E3 answers for this amount, if it is a refusing magic amount. */
@@ -77,7 +79,7 @@ export function magicAmountsTable(): string {
     '| `order.amount` | The simulated host app | The miniapp server sees |',
     '| --- | --- | --- |',
     ...rows,
-    '| any other | on confirm, the payment is `paid` and E5 reports it | E6 with `payment_status: paid` |',
+    '| any other | on confirm, the payment is `paid` and E5 reports it; never confirmed, it is closed (`cancelled`) at its `expires_at` | E6 with `payment_status: paid`; or, never confirmed, E6 `cancelled` after the platform asks at expiry |',
   ].join('\n');
 }
 

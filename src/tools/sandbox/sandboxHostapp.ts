@@ -27,6 +27,10 @@ export interface SandboxPayment {
   order: unknown;
   payment_status: PaymentStatus;
   payment_fail_reason?: string;
+  /** When the payment expires (E3's expires_at): no payment is taken after it (ADR 0039). */
+  expires_at?: string;
+  /** Whether the user acted on the payment sheet (confirmed, cancelled or failed it). */
+  acted: boolean;
   created_at: string;
   updated_at: string;
   /** The last E5 this payment caused: the platform's answer, or why it could not be sent. */
@@ -97,9 +101,11 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
         : action === 'cancel'
           ? { status: 'cancelled', callsCompleteOrder: true }
           : { status: 'failed', failReason: failReason ?? 'Declined in the sandbox', callsCompleteOrder: true };
+    closeIfExpired(payment);
     if (payment.payment_status !== 'in_process' && payment.payment_status !== outcome.status) {
       throw new SandboxRequestError(`payment ${orderPaymentId} is already ${payment.payment_status}`, 409, 'PAYMENT_STATUS_CONFLICT');
     }
+    payment.acted = true;
     if (payment.payment_status === 'in_process') {
       payment.payment_status = outcome.status;
       if (outcome.failReason !== undefined) payment.payment_fail_reason = outcome.failReason;
@@ -107,6 +113,18 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
     }
     if (outcome.callsCompleteOrder) payment.complete_order = await reportOutcome(payment);
     return payment;
+  };
+
+  /**
+   * A host app takes no payment after its expiry (ADR 0039): one the user never acted on is
+   * closed (cancelled) once it has expired, as a host app should, so E4 reports it and the
+   * platform's reconciliation settles it.
+   */
+  const closeIfExpired = (payment: SandboxPayment) => {
+    if (payment.payment_status !== 'in_process' || payment.acted || payment.expires_at === undefined) return;
+    if (Date.parse(payment.expires_at) > Date.now()) return;
+    payment.payment_status = 'cancelled';
+    payment.updated_at = new Date().toISOString();
   };
 
   const reportOutcome = async (payment: SandboxPayment): Promise<NonNullable<SandboxPayment['complete_order']>> => {
@@ -151,14 +169,20 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
     signingSecrets: options.signingSecrets.length > 0 ? options.signingSecrets : undefined,
     logger: options.logger,
     handlers: {
-      createOrderPayment: ({ app_id, order }) => {
+      createOrderPayment: ({ app_id, order, expires_at }) => {
         const amount = decimalText(order.amount);
         const refusal = refusalFor(amount);
         if (refusal) return { error_code: refusal };
         // E3 is idempotent on miniapp_order_id, as the contract asks of host apps.
         const orderKey = order.miniapp_order_id === undefined ? undefined : `${app_id}\n${order.miniapp_order_id}`;
         const known = orderKey === undefined ? undefined : byMiniappOrder.get(orderKey);
-        if (known) return { order_payment_id: known };
+        if (known) {
+          // A retry of the same order may carry a later expiry: the latest applies (ADR 0039).
+          const payment = payments.get(known);
+          if (payment && expires_at !== undefined && (payment.expires_at === undefined || expires_at > payment.expires_at))
+            payment.expires_at = expires_at;
+          return { order_payment_id: known };
+        }
         const now = new Date().toISOString();
         const payment: SandboxPayment = {
           order_payment_id: newOrderPaymentId(),
@@ -170,6 +194,8 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
           currency: order.currency,
           order,
           payment_status: 'in_process',
+          ...(expires_at !== undefined && { expires_at }),
+          acted: false,
           created_at: now,
           updated_at: now,
         };
@@ -181,6 +207,7 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
       getPaymentStatus: ({ app_id, client_id, order_payment_id }) => {
         const payment = payments.get(order_payment_id);
         if (!payment || payment.app_id !== app_id || payment.client_id !== client_id) return { error_code: 'ORDER_NOT_FOUND' };
+        closeIfExpired(payment);
         return {
           app_id,
           client_id,

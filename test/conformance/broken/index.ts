@@ -17,6 +17,7 @@ import { ignoresMiniappOrderId } from './ignoresMiniappOrderId.js';
 import { reusesOrderPaymentId } from './reusesOrderPaymentId.js';
 import { verifiesOnlyDeprecatedSignature } from './verifiesOnlyDeprecatedSignature.js';
 import { refusesEveryCredential } from './refusesEveryCredential.js';
+import { ignoresExpiry } from './ignoresExpiry.js';
 
 export type { BrokenServer } from './brokenServer.js';
 
@@ -35,4 +36,5 @@ export const BROKEN_SERVERS: Array<() => BrokenServer> = [
   reusesOrderPaymentId,
   verifiesOnlyDeprecatedSignature,
   refusesEveryCredential,
+  ignoresExpiry,
 ];

@@ -1,5 +1,5 @@
-// The partner dashboard: a partner's settings, credentials and their rotation, its E6 deliveries
-// with redelivery, and its audit log, through the Dashboard API. Operations are named by
+// The partner dashboard: a partner's settings, credentials and their rotation, its payments with
+// their timelines, its E6 deliveries with redelivery, and its audit log, through the Dashboard API. Operations are named by
 // operationId and found in the contract (contract.js); forms and tables are made from the
 // contract's schemas (forms.js), so a field added to the contract appears here without a change.
 //
@@ -27,7 +27,7 @@ let session;
 let contract;
 /** The partner record shown, as the platform last answered it: what the settings form changes. */
 let shownRecord;
-const cursors = { deliveries: undefined, audit: undefined };
+const cursors = { payments: undefined, deliveries: undefined, audit: undefined };
 
 function partnerParams(extra = {}) {
   return {
@@ -199,6 +199,7 @@ function signOut() {
 const LOADERS = {
   settings: async () => {},
   credentials: loadCredentials,
+  payments: () => loadPayments(false),
   deliveries: () => loadDeliveries(false),
   audit: () => loadAudit(false),
 };
@@ -253,7 +254,8 @@ async function showPartner(record) {
   clearErrors(form);
   showStatus(form.querySelector('.form-error'), '');
   showStatus(form.querySelector('.form-ok'), '');
-  cursors.deliveries = cursors.audit = undefined;
+  cursors.payments = cursors.deliveries = cursors.audit = undefined;
+  $('payment-detail').hidden = true;
   const open = document.querySelector('[role="tab"][aria-selected="true"]').id.replace('tab-', '');
   if (open !== 'settings') await LOADERS[open]();
 }
@@ -317,8 +319,8 @@ function cellContent(name, value) {
  * Fills a table: one column per property of the item schema, in the contract's order, and an
  * action column when `action` makes a button for a row.
  */
-function renderTable(table, schema, items, { append = false, action } = {}) {
-  const columns = Object.keys(schema.properties ?? {});
+function renderTable(table, schema, items, { append = false, action, only } = {}) {
+  const columns = Object.keys(schema.properties ?? {}).filter((name) => !only || only.includes(name));
   if (!append || table.tHead.rows.length === 0) {
     const row = document.createElement('tr');
     for (const name of columns) {
@@ -460,6 +462,142 @@ async function copySecret() {
   }
 }
 
+// ---- payments ---------------------------------------------------------------------------------
+
+/** The columns a page of payments shows (all of a payment's fields are in its detail). */
+const PAYMENT_COLUMNS = [
+  'order_payment_id',
+  'client_id',
+  'app_id',
+  'miniapp_order_id',
+  'amount',
+  'currency',
+  'payment_status',
+  'settled_by',
+  'stuck',
+  'expires_at',
+  'created_at',
+];
+
+async function fillPaymentStatuses() {
+  const select = $('payments-status');
+  if (select.options.length > 0) return;
+  const { operation, item } = await findOperation('listPartnerPayments');
+  const parameter = [...(item.parameters ?? []), ...(operation.parameters ?? [])]
+    .map((each) => deref(contract, each))
+    .find((each) => each.in === 'query' && each.name === 'status');
+  select.append(new Option('any', ''));
+  for (const status of flatten(contract, parameter?.schema).enum ?? []) select.append(new Option(status, status));
+}
+
+/** A datetime-local value (UTC, as its label says) as RFC 3339, or undefined when empty. */
+function utcInstant(value) {
+  return value ? `${value.length === 16 ? `${value}:00` : value}Z` : undefined;
+}
+
+async function loadPayments(more) {
+  await fillPaymentStatuses();
+  panelError($('payments-error'));
+  const filters = {
+    status: $('payments-status').value || undefined,
+    stuck: $('payments-stuck').checked ? 'true' : undefined,
+    created_from: utcInstant($('payments-from').value),
+    created_to: utcInstant($('payments-to').value),
+    miniapp_order_id: $('payments-order').value || undefined,
+    order_payment_id: $('payments-id').value || undefined,
+  };
+  const answer = await call(session, 'listPartnerPayments', {
+    params: partnerParams({ ...filters, limit: 50, cursor: more ? cursors.payments : undefined }),
+  });
+  if (!answer.ok) return panelError($('payments-error'), answer);
+  cursors.payments = answer.body.next_cursor ?? undefined;
+  $('payments-more').hidden = !cursors.payments;
+  renderTable($('payments-table'), await itemSchema('listPartnerPayments'), listItems(answer.body), {
+    append: more,
+    only: PAYMENT_COLUMNS,
+    action: (payment) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = 'Open';
+      button.setAttribute('aria-label', `Open ${payment.order_payment_id}`);
+      button.addEventListener(
+        'click',
+        guarded(
+          () => openPayment(payment),
+          () => $('payments-error'),
+        ),
+      );
+      return button;
+    },
+  });
+}
+
+/** One line of a payment's timeline: when, and what happened. */
+function timelineEntry(at, text, kind) {
+  const item = document.createElement('li');
+  item.dataset.kind = kind;
+  const time = document.createElement('time');
+  time.dateTime = at;
+  time.textContent = at;
+  item.append(time, ` ${text}`);
+  return item;
+}
+
+const SOURCES = {
+  E1: 'created (E1); the host app created it (E3)',
+  E5: 'reported by the host app (E5)',
+  E4: 'learned from the host app when a miniapp asked (E2 → E4)',
+  reconciliation: 'learned by the platform asking the host app itself (reconciliation, E4)',
+};
+
+async function openPayment(payment) {
+  panelError($('payments-error'));
+  const answer = await call(session, 'getPartnerPayment', {
+    params: partnerParams({ client_id: payment.client_id, order_payment_id: payment.order_payment_id }),
+  });
+  if (!answer.ok) return panelError($('payments-error'), answer);
+  const detail = answer.body;
+  $('payment-detail-id').textContent = detail.order_payment_id;
+  const facts = $('payment-facts');
+  facts.replaceChildren();
+  for (const [name, value] of Object.entries(detail)) {
+    if (['history', 'reconciliation', 'deliveries'].includes(name)) continue;
+    const dt = document.createElement('dt');
+    dt.textContent = name;
+    const dd = document.createElement('dd');
+    dd.textContent = formatValue(value);
+    dd.dataset.field = name;
+    facts.append(dt, dd);
+  }
+  const entries = [
+    ...detail.history.map((change) => ({
+      at: change.at,
+      kind: change.source,
+      text:
+        change.from_status === null
+          ? `${change.to_status}: ${SOURCES.E1}`
+          : `${change.to_status}${change.reason ? ` (${change.reason})` : ''}: ${SOURCES[change.source] ?? change.source}`,
+    })),
+    ...detail.reconciliation.map((ask) => ({
+      at: ask.asked_at,
+      kind: 'ask',
+      text: `asked the host app (E4): ${ask.outcome}${ask.payment_status ? ` ${ask.payment_status}` : ''}${ask.detail ? `: ${ask.detail}` : ''} (${ask.duration_ms} ms)`,
+    })),
+    ...detail.deliveries.map((delivery) => ({
+      at: delivery.created_at,
+      kind: 'delivery',
+      text: `E6 to the miniapp: ${delivery.status} after ${delivery.attempts_made} attempt(s)${delivery.last_error ? `, last error: ${delivery.last_error}` : ''}`,
+    })),
+  ];
+  if (detail.expires_at) entries.push({ at: detail.expires_at, kind: 'expiry', text: 'expires: the host app takes no payment after this' });
+  if (detail.stuck_since) entries.push({ at: detail.stuck_since, kind: 'stuck', text: 'stuck: still in process after its expiry' });
+  const timeline = $('payment-timeline');
+  timeline.replaceChildren(
+    ...entries.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).map((entry) => timelineEntry(entry.at, entry.text, entry.kind)),
+  );
+  $('payment-detail').hidden = false;
+}
+
 // ---- deliveries -------------------------------------------------------------------------------
 
 async function fillDeliveryStatuses() {
@@ -549,6 +687,23 @@ $('rotate-form').addEventListener(
 );
 $('copy-secret').addEventListener('click', copySecret);
 $('dismiss-secret').addEventListener('click', hideSecret);
+$('payments-filter').addEventListener(
+  'submit',
+  guarded(
+    (event) => {
+      event.preventDefault();
+      return loadPayments(false);
+    },
+    () => $('payments-error'),
+  ),
+);
+$('payments-more').addEventListener(
+  'click',
+  guarded(
+    () => loadPayments(true),
+    () => $('payments-error'),
+  ),
+);
 $('deliveries-filter').addEventListener(
   'submit',
   guarded(
@@ -589,9 +744,13 @@ $('partner-picker').addEventListener(
 );
 for (const tab of document.querySelectorAll('[role="tab"]')) {
   const name = tab.id.replace('tab-', '');
-  const errorSlot = { settings: 'settings-form', credentials: 'credentials-error', deliveries: 'deliveries-error', audit: 'audit-error' }[
-    name
-  ];
+  const errorSlot = {
+    settings: 'settings-form',
+    credentials: 'credentials-error',
+    payments: 'payments-error',
+    deliveries: 'deliveries-error',
+    audit: 'audit-error',
+  }[name];
   tab.addEventListener(
     'click',
     guarded(
