@@ -234,6 +234,8 @@ async function authenticateCaller(
       ip: req.ip,
     },
     (digest, expiresAt) => platform.store.replayGuard.remember(digest, expiresAt),
+    // The replay guard's clock: the window check and the guard's expiry read one time (ADR 0038).
+    Math.floor(platform.store.replayGuard.now().getTime() / 1000),
   );
   return partner;
 }

@@ -9,6 +9,8 @@ export interface ReplayGuard {
   remember(digest: string, expiresAt: Date): Promise<boolean>;
   /** Deletes expired signatures; returns how many. */
   purgeExpired(): Promise<number>;
+  /** The clock expiry is judged by; the signature window must be judged by the same one (ADR 0038). */
+  now(): Date;
 }
 
 /** purgeEvery: remember() also purges on every purgeEvery-th call, keeping the table small. */
@@ -35,5 +37,6 @@ export function createReplayGuard(db: Db, clock: Clock, purgeEvery: number): Rep
       return rows.length > 0;
     },
     purgeExpired,
+    now: clock,
   };
 }
