@@ -4,7 +4,6 @@ import { ApiError } from '../../src/contract/errors.js';
 import { registryFrom, type RegistryFile } from '../../src/platform/registry/loadRegistry.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 import { openStore } from '../../src/platform/store/index.js';
-import { basicAuthorization } from '../../src/wire/credentials.js';
 import { replayWindowSeconds, signatureInput, signRequest, type SignatureHeaders } from '../../src/wire/signing.js';
 import { describeOnBackends, openPlatformDatabase, type PlatformDatabase } from '../support/databases.js';
 import { PlatformHarness } from '../support/platformHarness.js';
