@@ -1072,8 +1072,13 @@ export interface components {
          *     and the audit log). A URL a partner registers must name a public address: loopback,
          *     private, link-local (cloud metadata), carrier-grade NAT, multicast and reserved ranges and
          *     `localhost`, `*.local` and `*.internal` names are refused with `INVALID_REQUEST`, so a partner
-         *     cannot make the platform call services inside its own network. Operators may register any
-         *     address (sandbox and test partners run on loopback).
+         *     cannot make the platform call services inside its own network. The same ranges are checked
+         *     again on every connection the platform makes, against the addresses the host name resolves to
+         *     then: a name that leads to a non-public address (when registered or later) is never called,
+         *     and the call fails with "refused by policy", the same words whatever is or is not listening
+         *     there. Redirects are never followed. Operators may register any address (sandbox and test
+         *     partners run on loopback): such a URL is listed in `internal_urls` and called as written, until
+         *     the partner changes it (ADR 0038).
          * @example https://superapp.example/minibridge/create-order-payment
          */
         DashboardUrl: string;
@@ -1089,6 +1094,16 @@ export interface components {
             /** @description E7, the host app's event receiver. */
             events?: components["schemas"]["DashboardUrl"];
         };
+        /**
+         * HostappInternalUrls
+         * @description Read only. The members of `urls` an operator registered on an internal address (loopback, a
+         *     private range, `localhost`, `*.local`, `*.internal`): the platform calls those as written, the
+         *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
+         *     checked on every connection after the host name is resolved: a URL whose host resolves to a
+         *     non-public address fails with "refused by policy" and nothing is sent. A URL the host app
+         *     changes itself leaves this list. Absent: none.
+         */
+        HostappInternalUrls: ("create_order_payment" | "get_payment_status" | "events")[];
         /**
          * AllowedIps
          * @description Addresses or CIDR ranges the partner calls from, at most 50. Empty means no allow-list. When
@@ -1131,6 +1146,7 @@ export interface components {
             use_access_token: boolean;
             payment_status_method: components["schemas"]["PaymentStatusMethod"];
             urls: components["schemas"]["HostappUrls"];
+            internal_urls?: components["schemas"]["HostappInternalUrls"];
             allowed_ips: components["schemas"]["AllowedIps"];
             signing: components["schemas"]["SigningSettings"];
             features: components["schemas"]["PartnerFeatures"];
@@ -1259,6 +1275,16 @@ export interface components {
             events?: components["schemas"]["DashboardUrl"];
         };
         /**
+         * MiniappInternalUrls
+         * @description Read only. The members of `urls` an operator registered on an internal address (loopback, a
+         *     private range, `localhost`, `*.local`, `*.internal`): the platform calls those as written, the
+         *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
+         *     checked on every connection after the host name is resolved: a URL whose host resolves to a
+         *     non-public address fails with "refused by policy" and nothing is sent. A URL the miniapp
+         *     changes itself leaves this list. Absent: none.
+         */
+        MiniappInternalUrls: ("complete_order" | "events")[];
+        /**
          * DashboardMiniapp
          * @description A miniapp's settings as the dashboard shows them. Never holds a secret; credentials are listed by `listCredentials`.
          */
@@ -1267,6 +1293,7 @@ export interface components {
             name: components["schemas"]["PartnerName"];
             hostapps: components["schemas"]["LinkedHostapps"];
             urls: components["schemas"]["MiniappUrls"];
+            internal_urls?: components["schemas"]["MiniappInternalUrls"];
             allowed_ips: components["schemas"]["AllowedIps"];
             signing: components["schemas"]["SigningSettings"];
             features: components["schemas"]["PartnerFeatures"];

@@ -221,12 +221,13 @@ describe('createHostappRouter: request signing', () => {
     expect((await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signed } })).body).toEqual({
       order_payment_id: 'hop_1',
     });
-    for (const copy of [
+    const copies: Record<string, string>[] = [
       { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': standardNew! },
       { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': standardOld! },
       { 'X-Minibridge-Timestamp': legacyTimestamp, 'X-Minibridge-Signature': legacyNew! },
       { 'X-Minibridge-Timestamp': legacyTimestamp, 'X-Minibridge-Signature': legacyOld! },
-    ])
+    ];
+    for (const copy of copies)
       expect((await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...copy } })).body).toEqual({
         error_code: 'UNAUTHORIZED',
       });

@@ -97,6 +97,7 @@ export class PartnerDirectory {
           secretMatches: (presented: string) => this.box.matches(presented, verifiers),
           signingSecrets,
           allowList: new IpAllowList(settings.allowed_ips),
+          internalUrls: new Set<string>(settings.internal_urls ?? []),
           features: { payments: false, event_bridge: false, event_receiver: false, ...settings.features },
         };
         if (row.partner_type === 'hostapp') {
@@ -199,9 +200,16 @@ export class PartnerDirectory {
         ...miniapps.map((m) => ({ kind: 'miniapp' as const, partner: m, settings: miniappSettingsOf(m), links: [...m.hostapps].sort() })),
       ];
       for (const { kind, partner, settings, links } of entries) {
-        const digest = this.box.verifier(JSON.stringify({ settings, links, key: partner.secretKey, signing: partner.signingSecrets }));
+        // internal_urls is derived from urls, and left out so entries imported before it existed stay unchanged.
+        const { internal_urls: _derived, ...digested } = settings;
+        const digest = this.box.verifier(
+          JSON.stringify({ settings: digested, links, key: partner.secretKey, signing: partner.signingSecrets }),
+        );
         const row = await partners.get(tx, kind, partner.id, true);
-        if (row?.import_digest === digest) continue;
+        if (row?.import_digest === digest) {
+          if (await this.recordFileExceptions(tx, row, settings)) counts.updated += 1;
+          continue;
+        }
         const saved = row
           ? await partners.update(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest)
           : await partners.insert(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest);
@@ -224,6 +232,30 @@ export class PartnerDirectory {
     });
     await this.refresh();
     return counts;
+  }
+
+  /**
+   * An entry imported before internal URLs were recorded (ADR 0038) keeps its file's internal URLs
+   * reachable: each URL still exactly as the file (the operator's) registered it on an internal
+   * address joins `internal_urls`, audited as the import's change. True when the row changed.
+   */
+  private async recordFileExceptions(tx: Queryable, row: PartnerRow, file: HostappSettings | MiniappSettings): Promise<boolean> {
+    const stored = row.settings as HostappSettings | MiniappSettings;
+    const storedUrls = stored.urls as Record<string, string | undefined>;
+    const fileUrls = file.urls as Record<string, string | undefined>;
+    const names = new Set<string>(stored.internal_urls ?? []);
+    for (const name of file.internal_urls ?? []) if (storedUrls[name] === fileUrls[name]) names.add(name);
+    if (names.size === (stored.internal_urls ?? []).length) return false;
+    const after = { ...stored, internal_urls: [...names].sort() } as HostappSettings | MiniappSettings;
+    await this.store.partners.update(tx, row.partner_type, row.partner_id, after as unknown as Record<string, unknown>);
+    await this.store.partners.audit(tx, {
+      actor: { type: 'import', id: null },
+      action: 'update',
+      partner_type: typeOf(row.partner_type),
+      partner_id: row.partner_id,
+      changes: changesBetween(stored as never, after as never),
+    });
+    return true;
   }
 
   /** The active credentials of a kind become exactly `secrets`: missing ones are added, others revoked. */

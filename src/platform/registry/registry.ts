@@ -3,6 +3,7 @@ import { IpAllowList } from '../auth/ipAllowList.js';
 import { safeEqual } from '../../wire/credentials.js';
 import { signingSecretProblem } from '../../wire/signing.js';
 import { RegistryError } from './registryError.js';
+import { internalUrlNames } from '../outbound/addressPolicy.js';
 
 type RegistryFile = components['schemas']['Registry'];
 type HostappRegistration = components['schemas']['HostappRegistration'];
@@ -18,6 +19,11 @@ interface PartnerBase {
   signingSecrets: string[];
   allowList: IpAllowList;
   features: Required<components['schemas']['Features']>;
+  /**
+   * The names of the partner's URLs an operator registered on internal addresses: the platform
+   * calls those as written; every other URL only at public addresses (ADR 0038).
+   */
+  internalUrls: ReadonlySet<string>;
 }
 export interface Hostapp extends PartnerBase {
   kind: 'hostapp';
@@ -67,6 +73,8 @@ export class Registry {
             })
           : [],
         allowList: allowList(registration.allowed_ips ?? [], `${source}: ${where}.allowed_ips`),
+        // The registry file is the operator's: an internal URL in it is the operator's exception.
+        internalUrls: new Set(internalUrlNames(registration.urls as Record<string, string> | undefined)),
         features: {
           payments: false,
           event_bridge: false,
