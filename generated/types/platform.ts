@@ -200,7 +200,13 @@ export interface paths {
         /**
          * Deliver an E6 callback again
          * @description Queues the delivery for an attempt now, whatever its state (a `dead` delivery gets a fresh
-         *     72-hour schedule). The miniapp server sees the same `X-Minibridge-Event-Id` as before.
+         *     72-hour schedule). The miniapp server sees the same `X-Minibridge-Event-Id` as before, and
+         *     `X-Minibridge-Delivery-Attempt` goes on counting from the attempts already recorded.
+         *
+         *     A redelivery never opens a second request for one delivery: while an attempt is in flight
+         *     (or already due), the redelivery is that attempt, and the answer is the delivery as it
+         *     stands. The attempt waits for a free slot among the miniapp's `x-max-in-flight` like any
+         *     other. Recorded in the audit log of both the miniapp and the host app (ADR 0038).
          */
         post: operations["redeliverDelivery"];
         delete?: never;
@@ -383,7 +389,14 @@ export interface paths {
         /**
          * Deliver one of a partner's E6 callbacks again
          * @description As `redeliverDelivery`, for a delivery of this partner: queued for an attempt now, with a
-         *     fresh 72-hour schedule, the same `X-Minibridge-Event-Id`. Recorded in the audit log.
+         *     fresh 72-hour schedule, the same `X-Minibridge-Event-Id`. While an attempt is in flight (or
+         *     already due) the redelivery is that attempt: never a second request open for one delivery,
+         *     and never past the miniapp's `x-max-in-flight`. Recorded in the audit log of both the
+         *     miniapp and the host app of the payment, whoever asked.
+         *
+         *     A signed-in host app or miniapp has a redelivery budget (`x-rate-limits.redelivery` on the
+         *     429 response: 30 at once, then one every 20 seconds); past it the answer is 429
+         *     `RATE_LIMITED` with `Retry-After`. Operators are not counted against it (ADR 0038).
          */
         post: operations["redeliverPartnerDelivery"];
         delete?: never;
@@ -1578,6 +1591,12 @@ export interface components {
          *     instance (in Redis or PostgreSQL); should that shared store be unreachable, each instance
          *     keeps counting the same budgets on its own rather than refusing requests, so for that time a
          *     partner may get up to one budget per instance.
+         *
+         *     Redeliveries (`redeliverPartnerDelivery`) a signed-in host app or miniapp asks for have a
+         *     budget of their own, on top of the one above: 30 at once, then one every 20 seconds (180 an
+         *     hour), per partner, so no partner can flood a miniapp server with callbacks (ADR 0038).
+         *     Operators are not counted against it; every redelivery still waits for the miniapp's
+         *     `x-max-in-flight`.
          */
         RateLimited: {
             headers: {

@@ -9,7 +9,7 @@ import { createApp } from './http/app.js';
 import { appServerClasses } from './http/appServerClasses.js';
 import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
-import { createRateLimiters } from './http/rateLimiter.js';
+import { contractRateLimits, createRateLimiters } from './http/rateLimiter.js';
 import { openSharedLimits } from './http/sharedRateLimits.js';
 import { createMetrics } from './observability/metrics.js';
 import type { PlatformContext } from './context.js';
@@ -79,7 +79,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     },
     partners,
     rateLimiters: createRateLimiters(
-      { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit },
+      { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit, redelivery: contractRateLimits().redelivery },
       undefined,
       sharedLimits.shared,
     ),

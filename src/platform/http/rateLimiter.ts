@@ -12,11 +12,13 @@ export interface ContractRateLimits {
   partner: RateLimitBudget;
   /** Failed authentications per source address, shared by the instances (ADR 0029). */
   failedAuthentication: RateLimitBudget;
+  /** Redeliveries a signed-in partner asks for, per partner (ADR 0038). */
+  redelivery: RateLimitBudget;
 }
 
 export function contractRateLimits(): ContractRateLimits {
   const limits = loadDocument('platform').components.responses?.RateLimited?.['x-rate-limits'] as Partial<ContractRateLimits> | undefined;
-  for (const name of ['partner', 'failedAuthentication'] as const) {
+  for (const name of ['partner', 'failedAuthentication', 'redelivery'] as const) {
     const budget = limits?.[name];
     if (!budget || !(budget.perSecond > 0) || !(budget.burst >= 1))
       throw new Error(`the contract lost x-rate-limits.${name} on the RateLimited response`);
@@ -201,10 +203,14 @@ export class SharedRateLimiter implements Limiter {
   }
 }
 
-/** The platform's two budgets (ADR 0017): authenticated partners, and failed authentications by source. */
+/**
+ * The platform's budgets (ADR 0017): authenticated partners, failed authentications by source,
+ * and redeliveries by partner (ADR 0038).
+ */
 export interface RateLimiters {
   partner: Limiter;
   failedAuthentication: Limiter;
+  redelivery: Limiter;
 }
 
 export interface SharedLimits {
@@ -221,5 +227,6 @@ export function createRateLimiters(limits: ContractRateLimits, now?: () => numbe
   return {
     partner: limiter('partner', limits.partner),
     failedAuthentication: limiter('failed-auth', limits.failedAuthentication),
+    redelivery: limiter('redelivery', limits.redelivery),
   };
 }
