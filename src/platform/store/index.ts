@@ -25,7 +25,7 @@ export type {
 } from './orderPayments.js';
 export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery } from './outbox.js';
 export { InvalidCursorError } from './outbox.js';
-export type { CredentialRow, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
+export type { CredentialRow, NewAuditEntry, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
 export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
 export type { BucketTake, RateLimitBuckets } from './rateLimitBuckets.js';

@@ -26,6 +26,8 @@ export interface CredentialRow {
   kind: CredentialKind;
   verifier: string;
   sealed: string | null;
+  /** `import`: brought by the registry file; `dashboard`: issued through the Dashboard API (ADR 0038). */
+  origin: 'import' | 'dashboard';
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -53,7 +55,7 @@ const cursorPattern = /^[1-9]\d{0,18}$/;
 export function createPartners(db: Db, clock: Clock) {
   const partnerColumns = 'partner_type, partner_id, settings, import_digest, created_at, updated_at';
   const credentialColumns =
-    'credential_id::text AS credential_id, partner_type, partner_id, kind, verifier, sealed, created_at, revoked_at';
+    'credential_id::text AS credential_id, partner_type, partner_id, kind, verifier, sealed, origin, created_at, revoked_at';
   return {
     clock,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction(fn),
@@ -157,11 +159,19 @@ export function createPartners(db: Db, clock: Clock) {
       );
     },
 
+    /** Every credential of one kind a partner ever had, active or revoked, oldest first (the registry import's reconciliation). */
+    async credentialHistory(q: Queryable, kind: PartnerKind, id: string, credentialKind: CredentialKind): Promise<CredentialRow[]> {
+      return q.query<CredentialRow>(
+        `SELECT ${credentialColumns} FROM partner_credentials WHERE partner_type = $1 AND partner_id = $2 AND kind = $3 ORDER BY seq`,
+        [kind, id, credentialKind],
+      );
+    },
+
     async insertCredential(q: Queryable, row: Omit<CredentialRow, 'credential_id' | 'created_at' | 'revoked_at'>): Promise<CredentialRow> {
       const [inserted] = await q.query<CredentialRow>(
-        `INSERT INTO partner_credentials (credential_id, partner_type, partner_id, kind, verifier, sealed, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${credentialColumns}`,
-        [randomUUID(), row.partner_type, row.partner_id, row.kind, row.verifier, row.sealed, clock()],
+        `INSERT INTO partner_credentials (credential_id, partner_type, partner_id, kind, verifier, sealed, origin, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${credentialColumns}`,
+        [randomUUID(), row.partner_type, row.partner_id, row.kind, row.verifier, row.sealed, row.origin, clock()],
       );
       return inserted!;
     },
