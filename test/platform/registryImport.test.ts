@@ -4,6 +4,7 @@
  * credential change an import makes (or declines to make) is in the audit log.
  */
 import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -11,6 +12,7 @@ import { registryFrom, type RegistryFile } from '../../src/platform/registry/loa
 import { defaultMigrationsDir, migrate } from '../../src/platform/store/migrate.js';
 import { basicAuthorization } from '../../src/wire/credentials.js';
 import { backends, describeOnBackends, openTimeoutMs, type TestDatabase } from '../support/databases.js';
+import type { Received } from '../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 
 const operator = `Bearer ${ADMIN_TOKEN}`;
@@ -23,7 +25,7 @@ describeOnBackends('registry re-import after dashboard changes', (backend) => {
   let orders = 0;
 
   beforeAll(async () => {
-    harness.hostapp.on('/create-order-payment', (_request, res) => {
+    harness.hostapp.on('/create-order-payment', (_request: Received, res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_import_${++orders}` }));
     });
     await harness.start({
