@@ -77,17 +77,18 @@ export function createPartners(db: Db, clock: Clock) {
       return row;
     },
 
+    /** A page of partners after the id `after` (the one the previous page's cursor names), and the next cursor. */
     async list(
       kind: PartnerKind,
       limit: number,
-      cursor: string | undefined,
+      after: string | undefined,
       only?: readonly string[],
     ): Promise<{ rows: PartnerRow[]; next: string | null }> {
       const rows = await db.query<PartnerRow>(
         `SELECT ${partnerColumns} FROM partners
          WHERE partner_type = $1 AND ($2::text IS NULL OR partner_id > $2) AND ($3::text[] IS NULL OR partner_id = ANY($3::text[]))
          ORDER BY partner_id LIMIT $4`,
-        [kind, cursor === undefined ? null : Buffer.from(cursor, 'base64url').toString('utf8'), only ? [...only] : null, limit + 1],
+        [kind, after ?? null, only ? [...only] : null, limit + 1],
       );
       const page = rows.slice(0, limit);
       return { rows: page, next: rows.length > limit ? Buffer.from(page[page.length - 1]!.partner_id).toString('base64url') : null };
