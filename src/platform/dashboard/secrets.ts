@@ -54,17 +54,25 @@ export class SecretBox {
     return createHmac('sha256', this.pepper).update(secret, 'utf8').digest();
   }
 
-  /** Whether `secret` is the one behind any of `verifiers`; every comparison runs. */
+  /**
+   * Whether `secret` is the one behind any of `verifiers`; every comparison runs, and never fewer
+   * than two (the most a partner has active of a kind), so the time taken says nothing about
+   * how many a partner has, or whether there is a partner at all (no verifiers: the decoy check).
+   */
   matches(secret: string, verifiers: readonly string[]): boolean {
     const presented = this.verifierBytes(secret);
     let found = false;
-    for (const verifier of verifiers) {
+    const compared = verifiers.length >= 2 ? verifiers : [...verifiers, ...DECOY_VERIFIERS].slice(0, 2);
+    for (const [index, verifier] of compared.entries()) {
       const expected = Buffer.from(verifier, 'base64url');
-      if (expected.length === presented.length && timingSafeEqual(expected, presented)) found = true;
+      if (expected.length === presented.length && timingSafeEqual(expected, presented) && index < verifiers.length) found = true;
     }
     return found;
   }
 }
+
+/** Compared against to pad a check to two verifiers; 32 bytes, the length of a real verifier, matching nothing. */
+const DECOY_VERIFIERS = [Buffer.alloc(32, 0).toString('base64url'), Buffer.alloc(32, 0).toString('base64url')];
 
 /** A new `secret_key`: 32 random bytes, URL-safe base64 (43 characters). */
 export function newSecretKey(): string {

@@ -44,9 +44,14 @@ export class Registry {
   private readonly hostapps = new Map<string, Hostapp>();
   private readonly miniapps = new Map<string, Miniapp>();
 
-  /** A registry of partners already resolved (the dashboard's snapshot of the database). */
-  static of(hostapps: readonly Hostapp[], miniapps: readonly Miniapp[]): Registry {
+  /**
+   * A registry of partners already resolved (the dashboard's snapshot of the database).
+   * `decoy` does the work of a partner's `secretMatches` and answers false: the check made for an
+   * id nobody registered, so sign-in takes the same time whether an id exists or not.
+   */
+  static of(hostapps: readonly Hostapp[], miniapps: readonly Miniapp[], decoy?: (presented: string) => boolean): Registry {
     const registry = new Registry({ hostapps: [], miniapps: [] }, () => '', 'snapshot');
+    if (decoy) registry.decoySecretCheck = decoy;
     for (const hostapp of hostapps) registry.hostapps.set(hostapp.id, withoutSecretsInJson(hostapp));
     for (const miniapp of miniapps) registry.miniapps.set(miniapp.id, withoutSecretsInJson(miniapp));
     return registry;
@@ -119,6 +124,20 @@ export class Registry {
     });
   }
 
+  /** A file registry's partners compare secrets with safeEqual; the decoy does the same against a secret nobody has. */
+  private decoySecretCheck: (presented: string) => boolean = (presented) => {
+    safeEqual(presented, DECOY_SECRET);
+    return false;
+  };
+
+  /**
+   * Whether `presented` is an active secret_key of the partner, or, for an id nobody registered,
+   * the same work answering false (ADR 0038): what a sign-in costs says nothing about which ids exist.
+   */
+  secretMatchesOrDecoy(partner: Partner | undefined, presented: string): boolean {
+    return partner ? partner.secretMatches(presented) : this.decoySecretCheck(presented);
+  }
+
   hostapp(clientId: string): Hostapp | undefined {
     return this.hostapps.get(clientId);
   }
@@ -141,6 +160,9 @@ export class Registry {
     return { hostapps: [...this.hostapps.keys()], miniapps: [...this.miniapps.keys()] };
   }
 }
+
+/** Compared against when an id is not registered; never a partner's secret (it is not a secret at all). */
+const DECOY_SECRET = 'not-a-registered-secret';
 
 function withoutSecretsInJson<T extends Partner>(partner: T): T {
   Object.defineProperty(partner, 'toJSON', { value: () => ({ kind: partner.kind, id: partner.id }), enumerable: false });
