@@ -14,7 +14,8 @@ import { openSharedLimits } from './http/sharedRateLimits.js';
 import { createMetrics } from './observability/metrics.js';
 import type { PlatformContext } from './context.js';
 import { PartnerDirectory } from './dashboard/directory.js';
-import { DEV_SECRETS_KEY, SecretBox } from './dashboard/secrets.js';
+import { DEV_SECRETS_KEY } from './dashboard/secrets.js';
+import { openSecretBox } from './dashboard/secretsKey.js';
 import { loadRegistry } from './registry/loadRegistry.js';
 import type { Registry } from './registry/registry.js';
 import { openStore, type Store } from './store/index.js';
@@ -59,7 +60,14 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const store = await opening;
   if (!config.secretsKey)
     log.warn('MINIBRIDGE_SECRETS_KEY is not set: partner secrets are sealed with the published development key (ADR 0027)');
-  const partners = new PartnerDirectory(store, new SecretBox(config.secretsKey ?? DEV_SECRETS_KEY), log, config.databaseUrl);
+  let partners: PartnerDirectory;
+  try {
+    const box = await openSecretBox(store, { key: config.secretsKey ?? DEV_SECRETS_KEY, previousKey: config.secretsKeyPrevious }, log);
+    partners = new PartnerDirectory(store, box, log, config.databaseUrl);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   try {
     // The registry file (or the sandbox's) seeds the database; from then on the database rules (ADR 0027).
     if (registry) await partners.importRegistry(registry);

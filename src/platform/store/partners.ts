@@ -240,6 +240,32 @@ export function createPartners(db: Db, clock: Clock) {
       };
     },
 
+    /** Which key sealed the secrets, and the verifier pepper sealed under it (ADR 0038); undefined before the first record. */
+    async keyRecord(q: Queryable): Promise<{ key_id: string; pepper: string } | undefined> {
+      const [row] = await q.query<{ key_id: string; pepper: string }>('SELECT key_id, pepper FROM secrets_key');
+      return row;
+    },
+
+    async saveKeyRecord(q: Queryable, record: { key_id: string; pepper: string }): Promise<void> {
+      await q.query(
+        `INSERT INTO secrets_key (singleton, key_id, pepper, sealed_at) VALUES (TRUE, $1, $2, $3)
+         ON CONFLICT (singleton) DO UPDATE SET key_id = EXCLUDED.key_id, pepper = EXCLUDED.pepper, sealed_at = EXCLUDED.sealed_at`,
+        [record.key_id, record.pepper, clock()],
+      );
+    },
+
+    /** Every credential still holding its sealed secret (the active ones), for re-sealing under a new key. */
+    async sealedCredentials(q: Queryable): Promise<Pick<CredentialRow, 'credential_id' | 'partner_type' | 'partner_id' | 'sealed'>[]> {
+      return q.query(
+        `SELECT credential_id::text AS credential_id, partner_type, partner_id, sealed FROM partner_credentials
+         WHERE sealed IS NOT NULL ORDER BY seq`,
+      );
+    },
+
+    async reseal(q: Queryable, credentialId: string, sealed: string): Promise<void> {
+      await q.query('UPDATE partner_credentials SET sealed = $2 WHERE credential_id = $1 AND sealed IS NOT NULL', [credentialId, sealed]);
+    },
+
     /** Tells every instance the partners changed (delivered on commit; ADR 0028). */
     async announce(q: Queryable): Promise<void> {
       await q.query(`SELECT pg_notify('${PARTNERS_CHANNEL}', current_schema())`);
