@@ -77,6 +77,13 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     await store.close();
     throw error;
   }
+  // Production (a registry file): name the partners moving money on Basic secrets alone (ADR 0038).
+  const unsigned = config.registryPath ? partners.current.unsignedPaymentPartners() : [];
+  if (unsigned.length > 0)
+    log.warn(
+      { partners: unsigned.slice(0, 50), count: unsigned.length },
+      'partners take part in payments without request signing: enable it in the dashboard (signing.enabled with a signing secret)',
+    );
   const metrics = createMetrics(() => store.outbox.countPending());
   const sharedLimits = await openSharedLimits(config, store, log, metrics);
   const platform: PlatformContext = {

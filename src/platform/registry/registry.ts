@@ -151,6 +151,17 @@ export class Registry {
     return miniapp.hostapps.has(hostapp.id);
   }
 
+  /**
+   * Partners that take part in payments without request signing, as `kind:id`: Basic secrets
+   * alone are weak for money, so a production start names them (ADR 0038; signing stays opt-in
+   * within v1 for compatibility).
+   */
+  unsignedPaymentPartners(): string[] {
+    return [...this.hostapps.values(), ...this.miniapps.values()]
+      .filter((partner) => partner.features.payments && partner.signingSecrets.length === 0)
+      .map((partner) => `${partner.kind}:${partner.id}`);
+  }
+
   get size(): { hostapps: number; miniapps: number } {
     return { hostapps: this.hostapps.size, miniapps: this.miniapps.size };
   }
