@@ -8,9 +8,9 @@ import { hostappView, miniappView } from './settings.js';
  * The partner id a list cursor names, or INVALID_REQUEST for a cursor this API could not have
  * made. The API makes a cursor by encoding the last id of a page in base64url (store/partners.ts),
  * so a cursor is accepted only when it is that encoding, exactly, of text an id can be: valid
- * UTF-8 (the encoding round-trips), no NUL or other control character (no store keeps NUL,
- * and PostgreSQL would fail the query with it), and no longer than an id. A cursor naming an id
- * that does not exist (any more) is still a position in the order, as keyset pagination has it.
+ * UTF-8 (the encoding round-trips), within the id's schema, and without NUL, which no store keeps
+ * (PostgreSQL fails the query). A cursor naming an id that does not exist (any more) is still a
+ * position in the order, as keyset pagination has it.
  */
 function nameCursor(cursor: string | undefined, kind: 'ClientId' | 'AppId'): string | undefined {
   if (cursor === undefined) return undefined;
@@ -18,7 +18,7 @@ function nameCursor(cursor: string | undefined, kind: 'ClientId' | 'AppId'): str
   const made =
     decoded !== undefined &&
     Buffer.from(decoded, 'utf8').toString('base64url') === cursor &&
-    !/\p{Cc}/u.test(decoded) &&
+    !decoded.includes('\0') &&
     schemaValidator('platform', kind)(decoded);
   if (!made) throw new ApiError('INVALID_REQUEST', 'cursor is not one this API produced');
   return decoded;
