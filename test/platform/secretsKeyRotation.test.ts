@@ -133,6 +133,9 @@ describeOnBackends('rotating MINIBRIDGE_SECRETS_KEY', (backend) => {
     await databaseQuery('DELETE FROM secrets_key');
 
     await expect(start({ secretsKey: NEW_KEY })).rejects.toThrow(/MINIBRIDGE_SECRETS_KEY_PREVIOUS/);
+    await expect(start({ secretsKey: NEW_KEY, secretsKeyPrevious: 'dG9vIHNob3J0' })).rejects.toThrow(
+      /MINIBRIDGE_SECRETS_KEY_PREVIOUS must be 32 bytes/,
+    );
 
     running = await start({ secretsKey: NEW_KEY, secretsKeyPrevious: OLD_KEY }, 'Shop renamed');
     expect((await e1(issued.secret)).order_payment_id).toBeDefined();

@@ -20,8 +20,8 @@ export interface SecretsKeys {
  */
 export async function openSecretBox(store: Store, keys: SecretsKeys, log: Logger): Promise<SecretBox> {
   const partners = store.partners;
-  const current = keyIdOf(keys.key);
-  const previous = keys.previousKey === undefined ? undefined : keyIdOf(keys.previousKey);
+  const current = named('MINIBRIDGE_SECRETS_KEY', () => keyIdOf(keys.key));
+  const previous = keys.previousKey === undefined ? undefined : named('MINIBRIDGE_SECRETS_KEY_PREVIOUS', () => keyIdOf(keys.previousKey!));
   return partners.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('minibridge.secrets-key:' || current_schema()))");
     const record = await partners.keyRecord(tx);
@@ -85,4 +85,13 @@ async function keyOfUnrecordedSecrets(tx: Queryable, store: Store, keys: Secrets
     if (key !== undefined && new SecretBox(key).sealedUnderCurrentKey(sample.sealed!, sample.credential_id)) return keyIdOf(key);
   }
   return 'unknown';
+}
+
+/** A key that is not 32 bytes of base64, reported under the variable it came from. */
+function named<T>(variable: string, read: () => T): T {
+  try {
+    return read();
+  } catch {
+    throw new Error(`${variable} must be 32 bytes in base64 (openssl rand -base64 32)`);
+  }
 }
