@@ -73,7 +73,9 @@ export interface components {
              *     JSON library cannot keep them.
              *
              *     `x-decimal` carries the digit limits for validators that can read a number's source text;
-             *     Minibridge's own validators enforce it on numbers and strings alike.
+             *     Minibridge's own validators enforce it on numbers and strings alike. A generic JSON Schema
+             *     validator checks a string amount exactly (its `pattern`), but a number amount only for its
+             *     type and range: see the number branch below, and prefer strings (ADR 0038).
              * @example 125000.50
              * @example 99.99
              */
@@ -117,7 +119,9 @@ export interface components {
              *     JSON library cannot keep them.
              *
              *     `x-decimal` carries the digit limits for validators that can read a number's source text;
-             *     Minibridge's own validators enforce it on numbers and strings alike.
+             *     Minibridge's own validators enforce it on numbers and strings alike. A generic JSON Schema
+             *     validator checks a string amount exactly (its `pattern`), but a number amount only for its
+             *     type and range: see the number branch below, and prefer strings (ADR 0038).
              * @example 125000.50
              * @example 99.99
              */

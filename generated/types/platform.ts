@@ -204,7 +204,13 @@ export interface paths {
         /**
          * Deliver an E6 callback again
          * @description Queues the delivery for an attempt now, whatever its state (a `dead` delivery gets a fresh
-         *     72-hour schedule). The miniapp server sees the same `X-Minibridge-Event-Id` as before.
+         *     72-hour schedule). The miniapp server sees the same `X-Minibridge-Event-Id` as before, and
+         *     `X-Minibridge-Delivery-Attempt` goes on counting from the attempts already recorded.
+         *
+         *     A redelivery never opens a second request for one delivery: while an attempt is in flight
+         *     (or already due), the redelivery is that attempt, and the answer is the delivery as it
+         *     stands. The attempt waits for a free slot among the miniapp's `x-max-in-flight` like any
+         *     other. Recorded in the audit log of both the miniapp and the host app (ADR 0038).
          */
         post: operations["redeliverDelivery"];
         delete?: never;
@@ -387,7 +393,14 @@ export interface paths {
         /**
          * Deliver one of a partner's E6 callbacks again
          * @description As `redeliverDelivery`, for a delivery of this partner: queued for an attempt now, with a
-         *     fresh 72-hour schedule, the same `X-Minibridge-Event-Id`. Recorded in the audit log.
+         *     fresh 72-hour schedule, the same `X-Minibridge-Event-Id`. While an attempt is in flight (or
+         *     already due) the redelivery is that attempt: never a second request open for one delivery,
+         *     and never past the miniapp's `x-max-in-flight`. Recorded in the audit log of both the
+         *     miniapp and the host app of the payment, whoever asked.
+         *
+         *     A signed-in host app or miniapp has a redelivery budget (`x-rate-limits.redelivery` on the
+         *     429 response: 30 at once, then one every 20 seconds); past it the answer is 429
+         *     `RATE_LIMITED` with `Retry-After`. Operators are not counted against it (ADR 0038).
          */
         post: operations["redeliverPartnerDelivery"];
         delete?: never;
@@ -750,7 +763,9 @@ export interface components {
          *     JSON library cannot keep them.
          *
          *     `x-decimal` carries the digit limits for validators that can read a number's source text;
-         *     Minibridge's own validators enforce it on numbers and strings alike.
+         *     Minibridge's own validators enforce it on numbers and strings alike. A generic JSON Schema
+         *     validator checks a string amount exactly (its `pattern`), but a number amount only for its
+         *     type and range: see the number branch below, and prefer strings (ADR 0038).
          * @example 125000.50
          * @example 99.99
          */
@@ -1190,8 +1205,13 @@ export interface components {
          *     and the audit log). A URL a partner registers must name a public address: loopback,
          *     private, link-local (cloud metadata), carrier-grade NAT, multicast and reserved ranges and
          *     `localhost`, `*.local` and `*.internal` names are refused with `INVALID_REQUEST`, so a partner
-         *     cannot make the platform call services inside its own network. Operators may register any
-         *     address (sandbox and test partners run on loopback).
+         *     cannot make the platform call services inside its own network. The same ranges are checked
+         *     again on every connection the platform makes, against the addresses the host name resolves to
+         *     then: a name that leads to a non-public address (when registered or later) is never called,
+         *     and the call fails with "refused by policy", the same words whatever is or is not listening
+         *     there. Redirects are never followed. Operators may register any address (sandbox and test
+         *     partners run on loopback): such a URL is listed in `internal_urls` and called as written, until
+         *     the partner changes it (ADR 0038).
          * @example https://superapp.example/minibridge/create-order-payment
          */
         DashboardUrl: string;
@@ -1207,6 +1227,16 @@ export interface components {
             /** @description E7, the host app's event receiver. */
             events?: components["schemas"]["DashboardUrl"];
         };
+        /**
+         * HostappInternalUrls
+         * @description Read only. The members of `urls` an operator registered on an internal address (loopback, a
+         *     private range, `localhost`, `*.local`, `*.internal`): the platform calls those as written, the
+         *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
+         *     checked on every connection after the host name is resolved: a URL whose host resolves to a
+         *     non-public address fails with "refused by policy" and nothing is sent. A URL the host app
+         *     changes itself leaves this list. Absent: none.
+         */
+        HostappInternalUrls: ("create_order_payment" | "get_payment_status" | "events")[];
         /**
          * AllowedIps
          * @description Addresses or CIDR ranges the partner calls from, at most 50. Empty means no allow-list. When
@@ -1258,6 +1288,7 @@ export interface components {
             use_access_token: boolean;
             payment_status_method: components["schemas"]["PaymentStatusMethod"];
             urls: components["schemas"]["HostappUrls"];
+            internal_urls?: components["schemas"]["HostappInternalUrls"];
             allowed_ips: components["schemas"]["AllowedIps"];
             signing: components["schemas"]["SigningSettings"];
             features: components["schemas"]["PartnerFeatures"];
@@ -1401,6 +1432,16 @@ export interface components {
             events?: components["schemas"]["DashboardUrl"];
         };
         /**
+         * MiniappInternalUrls
+         * @description Read only. The members of `urls` an operator registered on an internal address (loopback, a
+         *     private range, `localhost`, `*.local`, `*.internal`): the platform calls those as written, the
+         *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
+         *     checked on every connection after the host name is resolved: a URL whose host resolves to a
+         *     non-public address fails with "refused by policy" and nothing is sent. A URL the miniapp
+         *     changes itself leaves this list. Absent: none.
+         */
+        MiniappInternalUrls: ("complete_order" | "events")[];
+        /**
          * DashboardMiniapp
          * @description A miniapp's settings as the dashboard shows them. Never holds a secret; credentials are listed by `listCredentials`.
          */
@@ -1409,6 +1450,7 @@ export interface components {
             name: components["schemas"]["PartnerName"];
             hostapps: components["schemas"]["LinkedHostapps"];
             urls: components["schemas"]["MiniappUrls"];
+            internal_urls?: components["schemas"]["MiniappInternalUrls"];
             allowed_ips: components["schemas"]["AllowedIps"];
             signing: components["schemas"]["SigningSettings"];
             features: components["schemas"]["PartnerFeatures"];
@@ -1804,6 +1846,12 @@ export interface components {
          *     instance (in Redis or PostgreSQL); should that shared store be unreachable, each instance
          *     keeps counting the same budgets on its own rather than refusing requests, so for that time a
          *     partner may get up to one budget per instance.
+         *
+         *     Redeliveries (`redeliverPartnerDelivery`) a signed-in host app or miniapp asks for have a
+         *     budget of their own, on top of the one above: 30 at once, then one every 20 seconds (180 an
+         *     hour), per partner, so no partner can flood a miniapp server with callbacks (ADR 0038).
+         *     Operators are not counted against it; every redelivery still waits for the miniapp's
+         *     `x-max-in-flight`.
          */
         RateLimited: {
             headers: {
@@ -2583,6 +2631,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2616,6 +2665,7 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["DeliveryNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2649,6 +2699,7 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["DeliveryNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2680,6 +2731,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2710,6 +2762,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["DashboardConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2746,6 +2799,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2783,6 +2837,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["DashboardConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2817,6 +2872,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2847,6 +2903,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["DashboardConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2883,6 +2940,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2920,6 +2978,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["DashboardConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2961,6 +3020,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3003,6 +3063,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["DashboardConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3049,6 +3110,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["DashboardConflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3095,6 +3157,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3138,6 +3201,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3181,6 +3245,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3236,6 +3301,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3281,6 +3347,7 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3328,6 +3395,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3350,6 +3418,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3371,6 +3440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             /**
              * @description Not ready (a `Health` body), or an unexpected failure while checking (an `Error` body with
              *     `UNKNOWN_ERROR`). Either way: do not route traffic here yet.
@@ -3408,6 +3478,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -1,13 +1,5 @@
-import { dotted, type JsonPath } from './jsonPath.js';
-import {
-  isJsonObject,
-  mayHoldUnstorableText,
-  maxJsonDepth,
-  nestsDeeperThan,
-  readLossless,
-  unstorableText,
-  type LosslessRead,
-} from './json.js';
+import { dotted } from './jsonPath.js';
+import { mayHoldUnstorableText, maxJsonDepth, readLossless, scanJson, unstorableText, type LosslessRead } from './json.js';
 import { check, type OperationContract } from './operations.js';
 
 /**
@@ -43,10 +35,12 @@ export function parseInboundJson(raw: Uint8Array): unknown {
     throw new InboundRefusal('the body is not valid UTF-8');
   }
   if (text.trim() === '') throw new InboundRefusal('the body is empty; a JSON object is required');
-  if (nestsDeeperThan(text)) throw new InboundRefusal(`objects and arrays must not be nested more than ${maxJsonDepth()} deep`);
+  // One scan before anything recursive reads the text: its depth, and what readLossless needs.
+  const scan = scanJson(text, { depthLimit: maxJsonDepth() });
+  if (scan.tooDeep) throw new InboundRefusal(`objects and arrays must not be nested more than ${maxJsonDepth()} deep`);
   let read: LosslessRead;
   try {
-    read = readLossless(text);
+    read = readLossless(text, scan);
   } catch (error) {
     const message = (error as Error).message;
     // lossless-json refuses a repeated member with a different value itself (the text up to it
@@ -77,84 +71,14 @@ export function readInboundBody(op: OperationContract, raw: Uint8Array): unknown
   return value;
 }
 
-/** Whether any string (or member name) holds U+0000, which PostgreSQL cannot store (platform.yaml, conventions). */
-export function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\0');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (isJsonObject(value)) return Object.entries(value).some(([key, item]) => key.includes('\0') || containsNul(item));
-  return false;
-}
-
-// Strings (with escapes) and the structural characters of JSON; numbers and literals are skipped.
-const [QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA] = ['"', '\\', '{', '}', '[', ']', ','].map((c) =>
-  c.charCodeAt(0),
-);
-
-interface Container {
-  kind: 'object' | 'array';
-  names: Set<string>;
-  /** The member name or array index being read: where a problem is reported. */
-  at: string | number;
-  expectingName: boolean;
-}
-
 /**
  * The first member name that appears twice in one object, or a `__proto__` member, as a message;
- * undefined when there is none. Runs over text that lossless-json accepted (or refused only for
- * a repeated member), so the tokens are well-formed; names are compared after unescaping
- * (`"a"` and `"\u0061"` are the same name).
+ * undefined when there is none (scanJson, names compared after unescaping).
  */
 export function firstAmbiguousMember(text: string): string | undefined {
-  const stack: Container[] = [];
-  const pathTo = (name: string | number): JsonPath => [...stack.slice(0, -1).map((container) => container.at), name];
-  // One pass over the characters; only member names are cut out of the text (this runs on every
-  // inbound body, and most strings are values).
-  const length = text.length;
-  for (let i = 0; i < length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === QUOTE) {
-      let end = i + 1;
-      let escaped = false;
-      while (end < length && text.charCodeAt(end) !== QUOTE) {
-        if (text.charCodeAt(end) === BACKSLASH) {
-          escaped = true;
-          end++;
-        }
-        end++;
-      }
-      const current = stack[stack.length - 1];
-      if (current?.kind === 'object' && current.expectingName) {
-        current.expectingName = false;
-        const name = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
-        current.at = name;
-        if (name === '__proto__') {
-          return `${dotted(pathTo(name))}: a member named __proto__ is not accepted (it would set the object's prototype in many JSON readers)`;
-        }
-        if (current.names.has(name)) {
-          return `${dotted(pathTo(name))} appears more than once in the same object; send each member once`;
-        }
-        current.names.add(name);
-      }
-      i = end;
-      continue;
-    }
-    const current = stack[stack.length - 1];
-    switch (code) {
-      case OPEN_BRACE:
-        stack.push({ kind: 'object', names: new Set(), at: '', expectingName: true });
-        break;
-      case OPEN_BRACKET:
-        stack.push({ kind: 'array', names: new Set(), at: 0, expectingName: false });
-        break;
-      case CLOSE_BRACE:
-      case CLOSE_BRACKET:
-        stack.pop();
-        break;
-      case COMMA:
-        if (current?.kind === 'object') current.expectingName = true;
-        else if (current) current.at = (current.at as number) + 1;
-        break;
-    }
-  }
-  return undefined;
+  const found = scanJson(text, { names: true }).ambiguous;
+  if (!found) return undefined;
+  return found.problem === '__proto__'
+    ? `${dotted(found.path)}: a member named __proto__ is not accepted (it would set the object's prototype in many JSON readers)`
+    : `${dotted(found.path)} appears more than once in the same object; send each member once`;
 }

@@ -22,77 +22,115 @@ export interface LosslessRead {
 
 /**
  * parseLossless, and whether member names were proved distinct. The same value lossless-json
- * gives, read about four times faster (issue 12): JSON.parse builds the structure and strings
+ * gives, read about four times faster (ADR 0035): JSON.parse builds the structure and strings
  * natively, then each number is replaced by a LosslessNumber of its source text, taken in
- * document order by one scan of the text. That order is the order JSON.parse's objects list
- * their members only while no object repeats a member name (JSON.parse keeps one) and none has
- * a name that is an array index ("0", "7"), which objects list first. So the scan gives up on a
- * name that starts with a digit, holds an escape or is `__proto__`, and the copy gives up on an
- * object with fewer members than the text has: lossless-json reads those texts, and every text
- * JSON.parse refuses, so its messages stay the ones partners see.
+ * document order from scanJson. That order is the order JSON.parse's objects list their members
+ * only while no object repeats a member name (JSON.parse keeps one) and none has a name that is
+ * an array index ("0", "7"), which objects list first. So a name that starts with a digit, holds
+ * an escape or is `__proto__` sends the text to lossless-json, and so does an object with fewer
+ * members than the text has, and every text JSON.parse refuses, so its messages stay the ones
+ * partners see. `scanned`: the scan of this text the caller already made.
  */
-export function readLossless(text: string): LosslessRead {
+export function readLossless(text: string, scanned?: JsonScan): LosslessRead {
   let plain: unknown;
   try {
     plain = JSON.parse(text);
   } catch {
     return { value: parse(text), distinctNames: false };
   }
-  const scanned = scanMembersAndNumbers(text);
-  const value = scanned && withLosslessNumbers(plain, scanned, { object: 0, number: 0 });
-  return value === GAVE_UP || !scanned ? { value: parse(text), distinctNames: false } : { value, distinctNames: true };
+  const scan = scanned ?? scanJson(text);
+  const value = scan.orderUnsafe ? GAVE_UP : withLosslessNumbers(plain, scan, { object: 0, number: 0 });
+  return value === GAVE_UP ? { value: parse(text), distinctNames: false } : { value, distinctNames: true };
 }
 
-interface Scanned {
+/** What one pass of scanJson found in a JSON text. */
+export interface JsonScan {
+  /** Objects and arrays nest deeper than the limit asked for: the pass stopped there. */
+  tooDeep: boolean;
   /** Members each object has in the text, objects in document order. */
   memberCounts: number[];
   /** Source text of each number, in document order. */
   numbers: string[];
+  /** A member name that starts with a digit, holds an escape or is `__proto__`: it could reorder JSON.parse's members. */
+  orderUnsafe: boolean;
+  /** With `names`: the first member named twice in one object, or named `__proto__`, and where it is. */
+  ambiguous: { path: Array<string | number>; problem: 'repeated' | '__proto__' } | undefined;
 }
 
 const GAVE_UP = Symbol('gave up');
-const DIGIT_0 = 0x30;
-const DIGIT_9 = 0x39;
-const MINUS = 0x2d;
+const [QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, MINUS, DIGIT_0, DIGIT_9] = [
+  '"',
+  '\\',
+  '{',
+  '}',
+  '[',
+  ']',
+  ',',
+  '-',
+  '0',
+  '9',
+].map((character) => character.charCodeAt(0)) as [number, number, number, number, number, number, number, number, number, number];
 
 /**
- * One pass over text JSON.parse accepted: member counts and number texts, or undefined for a
- * member name that could change the order of members (see readLossless).
+ * The one tokenizer of JSON text in the contract layer: a single pass over the characters, safe
+ * on any text (it builds no value and never recurses), that measures nesting against
+ * `depthLimit`, counts each object's members, cuts out each number's source text and flags member
+ * names that could reorder JSON.parse's output. With `names` it also tracks every object's member
+ * names (unescaped: `"a"` and `"\u0061"` are one name) to report a repeat or a `__proto__`.
+ * Strings are skipped from quote to quote; a quote after an odd run of backslashes is escaped.
  */
-function scanMembersAndNumbers(text: string): Scanned | undefined {
-  const memberCounts: number[] = [];
-  const numbers: string[] = [];
+export function scanJson(text: string, options: { depthLimit?: number; names?: boolean } = {}): JsonScan {
+  const depthLimit = options.depthLimit ?? Infinity;
+  const result: JsonScan = { tooDeep: false, memberCounts: [], numbers: [], orderUnsafe: false, ambiguous: undefined };
   // For each open container: the index of its count in memberCounts, or -1 for an array.
   const open: number[] = [];
+  // With `names`: each open container's names so far and where the pass is in it, for messages.
+  const named: Array<{ names: Set<string>; at: string | number }> | undefined = options.names ? [] : undefined;
   let expectingName = false;
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
-    if (code === 0x22) {
+    if (code === QUOTE) {
       let end = text.indexOf('"', i + 1);
-      // A quote after an odd run of backslashes is escaped: the string goes on.
-      while (escapedAt(text, end)) end = text.indexOf('"', end + 1);
+      while (end !== -1 && escapedAt(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) end = length;
       if (expectingName) {
         expectingName = false;
+        result.memberCounts[open[open.length - 1]!]!++;
+        let escaped = false;
+        for (let at = i + 1; at < end; at++) if (text.charCodeAt(at) === BACKSLASH) escaped = true;
         const first = text.charCodeAt(i + 1);
-        if (first >= DIGIT_0 && first <= DIGIT_9) return undefined;
-        // An escape anywhere in a name can spell a digit, a repeat or `__proto__` (`"_\u005fproto__"`).
-        for (let at = i + 1; at < end; at++) if (text.charCodeAt(at) === 0x5c) return undefined;
-        if (end - i === 10 && text.startsWith('__proto__', i + 1)) return undefined;
-        memberCounts[open[open.length - 1]!]!++;
+        if ((first >= DIGIT_0 && first <= DIGIT_9) || escaped || (end - i === 10 && text.startsWith('__proto__', i + 1)))
+          result.orderUnsafe = true;
+        if (named && result.ambiguous === undefined) {
+          const container = named[named.length - 1]!;
+          const name = escaped ? unescapedName(text.slice(i, end + 1)) : text.slice(i + 1, end);
+          container.at = name;
+          if (name === '__proto__') result.ambiguous = { path: pathOf(named), problem: '__proto__' };
+          else if (container.names.has(name)) result.ambiguous = { path: pathOf(named), problem: 'repeated' };
+          else container.names.add(name);
+        }
       }
       i = end;
-    } else if (code === 0x7b) {
-      open.push(memberCounts.length);
-      memberCounts.push(0);
-      expectingName = true;
-    } else if (code === 0x5b) {
-      open.push(-1);
-    } else if (code === 0x7d || code === 0x5d) {
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (open.length >= depthLimit) {
+        result.tooDeep = true;
+        return result;
+      }
+      if (code === OPEN_BRACE) {
+        open.push(result.memberCounts.length);
+        result.memberCounts.push(0);
+        expectingName = true;
+      } else open.push(-1);
+      named?.push({ names: new Set(), at: code === OPEN_BRACE ? '' : 0 });
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
       open.pop();
+      named?.pop();
       expectingName = false;
-    } else if (code === 0x2c) {
-      expectingName = open[open.length - 1] !== -1;
+    } else if (code === COMMA) {
+      expectingName = open.length > 0 && open[open.length - 1] !== -1;
+      const container = named?.[named.length - 1];
+      if (container && typeof container.at === 'number') container.at++;
     } else if (code === MINUS || (code >= DIGIT_0 && code <= DIGIT_9)) {
       let end = i + 1;
       for (
@@ -100,21 +138,34 @@ function scanMembersAndNumbers(text: string): Scanned | undefined {
         (next >= DIGIT_0 && next <= DIGIT_9) || next === 0x2e || next === 0x65 || next === 0x45 || next === 0x2b || next === MINUS;
         next = text.charCodeAt(++end)
       );
-      numbers.push(text.slice(i, end));
+      result.numbers.push(text.slice(i, end));
       i = end - 1;
     }
   }
-  return { memberCounts, numbers };
+  return result;
 }
 
 function escapedAt(text: string, index: number): boolean {
   let backslashes = 0;
-  while (text.charCodeAt(index - 1 - backslashes) === 0x5c) backslashes++;
+  while (text.charCodeAt(index - 1 - backslashes) === BACKSLASH) backslashes++;
   return backslashes % 2 === 1;
 }
 
+/** A member name with escapes, unescaped; malformed escapes (the text is not JSON) keep the raw text. */
+function unescapedName(quoted: string): string {
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return quoted.slice(1, -1);
+  }
+}
+
+function pathOf(named: Array<{ at: string | number }>): Array<string | number> {
+  return named.map((container) => container.at);
+}
+
 /** The parsed value with its numbers replaced in document order, in place; GAVE_UP for a repeated member. */
-function withLosslessNumbers(value: unknown, scanned: Scanned, next: { object: number; number: number }): unknown {
+function withLosslessNumbers(value: unknown, scanned: JsonScan, next: { object: number; number: number }): unknown {
   if (typeof value === 'number') return new LosslessNumber(scanned.numbers[next.number++]!);
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
@@ -334,28 +385,12 @@ export function maxJsonDepth(): number {
 let maxDepth: number | undefined;
 
 /**
- * Whether JSON text nests objects and arrays deeper than `limit`, found by one pass over the
- * characters without building anything (brackets inside strings do not count), so it is safe to
- * run on any text before a recursive parser sees it.
+ * Whether JSON text nests objects and arrays deeper than `limit`, found by scanJson without
+ * building anything (brackets inside strings do not count), so it is safe to run on any text
+ * before a recursive parser sees it.
  */
 export function nestsDeeperThan(text: string, limit = maxJsonDepth()): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === 0x5c)
-        index++; // a backslash escapes the next character
-      else if (code === 0x22) inString = false;
-    } else if (code === 0x22) {
-      inString = true;
-    } else if (code === 0x7b || code === 0x5b) {
-      if (++depth > limit) return true;
-    } else if (code === 0x7d || code === 0x5d) {
-      depth--;
-    }
-  }
-  return false;
+  return scanJson(text, { depthLimit: limit }).tooDeep;
 }
 
 /**

@@ -22,6 +22,8 @@ export interface Config {
   adminToken: string | undefined;
   /** MINIBRIDGE_SECRETS_KEY: 32 bytes, base64; seals partner secrets at rest (ADR 0027). Without it, the published development key. */
   secretsKey: string | undefined;
+  /** MINIBRIDGE_SECRETS_KEY_PREVIOUS: while rotating the key, the one it replaces; start-up re-seals under the new one (ADR 0038). */
+  secretsKeyPrevious: string | undefined;
   logLevel: string;
   /** Express `trust proxy`: whether X-Forwarded-For names the caller (IP allow-lists). */
   trustProxy: boolean | string;
@@ -56,6 +58,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     registryPath: env.MINIBRIDGE_REGISTRY || undefined,
     adminToken: env.MINIBRIDGE_ADMIN_TOKEN || undefined,
     secretsKey: env.MINIBRIDGE_SECRETS_KEY || undefined,
+    secretsKeyPrevious: env.MINIBRIDGE_SECRETS_KEY_PREVIOUS || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: env.MINIBRIDGE_TRUST_PROXY === 'true' ? true : (env.MINIBRIDGE_TRUST_PROXY ?? false),
     rateLimit: {

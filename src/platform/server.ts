@@ -11,12 +11,13 @@ import { createApp } from './http/app.js';
 import { appServerClasses } from './http/appServerClasses.js';
 import { answerClientErrors } from './http/clientErrors.js';
 import { trackConnections } from './http/connections.js';
-import { createRateLimiters } from './http/rateLimiter.js';
+import { contractRateLimits, createRateLimiters } from './http/rateLimiter.js';
 import { openSharedLimits } from './http/sharedRateLimits.js';
 import { createMetrics } from './observability/metrics.js';
 import type { PlatformContext } from './context.js';
 import { PartnerDirectory } from './dashboard/directory.js';
-import { DEV_SECRETS_KEY, SecretBox } from './dashboard/secrets.js';
+import { DEV_SECRETS_KEY } from './dashboard/secrets.js';
+import { openSecretBox } from './dashboard/secretsKey.js';
 import { loadRegistry } from './registry/loadRegistry.js';
 import { checkReservationWindow } from './payments/reservationWindow.js';
 import type { Registry } from './registry/registry.js';
@@ -64,7 +65,14 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const store = await opening;
   if (!config.secretsKey)
     log.warn('MINIBRIDGE_SECRETS_KEY is not set: partner secrets are sealed with the published development key (ADR 0027)');
-  const partners = new PartnerDirectory(store, new SecretBox(config.secretsKey ?? DEV_SECRETS_KEY), log);
+  let partners: PartnerDirectory;
+  try {
+    const box = await openSecretBox(store, { key: config.secretsKey ?? DEV_SECRETS_KEY, previousKey: config.secretsKeyPrevious }, log);
+    partners = new PartnerDirectory(store, box, log);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   try {
     // The registry file (or the sandbox's) seeds the database; from then on the database rules (ADR 0027).
     if (registry) await partners.importRegistry(registry);
@@ -74,6 +82,13 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     await store.close();
     throw error;
   }
+  // Production (a registry file): name the partners moving money on Basic secrets alone (ADR 0038).
+  const unsigned = config.registryPath ? partners.current.unsignedPaymentPartners() : [];
+  if (unsigned.length > 0)
+    log.warn(
+      { partners: unsigned.slice(0, 50), count: unsigned.length },
+      'partners take part in payments without request signing: enable it in the dashboard (signing.enabled with a signing secret)',
+    );
   const metrics = createMetrics({
     pendingDeliveries: () => store.outbox.countPending(),
     stuckPayments: () => store.reconciliation.countStuck(),
@@ -98,7 +113,12 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     },
     partners,
     rateLimiters: createRateLimiters(
-      { partner: config.rateLimit, failedAuthentication: config.failedAuthLimit, reconciliation: reconcileBudget() },
+      {
+        partner: config.rateLimit,
+        failedAuthentication: config.failedAuthLimit,
+        redelivery: contractRateLimits().redelivery,
+        reconciliation: reconcileBudget(),
+      },
       undefined,
       sharedLimits.shared,
     ),

@@ -1,11 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
-import { containsNul, InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
+import { InboundRefusal, readInboundBody } from '../contract/inboundJson.js';
 import type { OperationContract } from '../contract/operations.js';
 import { ApiError, invalidInputCode } from '../contract/errors.js';
 import { maxBodyBytes } from '../contract/limits.js';
-
-export { containsNul };
 
 /**
  * Reads a JSON body of a platform operation through the one inbound reader (ADR 0015), refusing

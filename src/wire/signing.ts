@@ -1,4 +1,4 @@
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { loadDocument } from '../contract/documents.js';
 
 /**
@@ -167,7 +167,13 @@ export function signatureInput(header: (lowerCaseName: string) => string | undef
 
 export type SignatureScheme = 'standard-webhooks' | 'x-minibridge';
 export type VerificationFailure = 'missing' | 'malformed' | 'stale' | 'mismatch';
-/** A valid signature a request carries, by which a replay of it is recognised until the window after `timestamp` ends. */
+/**
+ * A signed message a request carries, by which a replay of it is recognised until
+ * `replayExpiresAt(timestamp)`. The digest names what was signed (`<id>.<timestamp>.<body>`, or
+ * `<timestamp>.<body>` on the deprecated scheme), not the signature that proved it: a message
+ * signed with two secrets during a rotation is one message, and a copy carrying only the other
+ * signature is the same message again (ADR 0038).
+ */
 export interface ReplayKey {
   digest: string;
   timestamp: number;
@@ -176,10 +182,11 @@ export type Verification =
   | {
       ok: true;
       scheme: SignatureScheme;
+      /** The replay key of the message accepted (the first of `replayKeys`). */
       digest: string;
       timestamp: number;
       /**
-       * Every valid signature the request carries, the accepted one first: a request signed in
+       * Every signed message the request carries, the accepted one first: a request signed in
        * both schemes is also valid with either set of headers removed, so a receiver must
        * remember (and refuse a replay of) each, or a replay with the webhook-* headers stripped
        * would pass as a new X-Minibridge-signed request.
@@ -189,10 +196,20 @@ export type Verification =
   | { ok: false; scheme: SignatureScheme; reason: VerificationFailure };
 
 /**
+ * The first instant (Unix milliseconds) at which a message signed at `timestampSeconds` is stale
+ * on a receiver's clock, so the last instant its replay key must still be remembered. The window
+ * check compares whole seconds and admits a timestamp exactly `x-replay-window-seconds` old, so
+ * that second is admitted to its very last millisecond: a replay key must outlive it, or a
+ * request replayed in the window's last second finds its key already expired (ADR 0038).
+ */
+export function replayExpiresAt(timestampSeconds: number): number {
+  return (timestampSeconds + replayWindowSeconds() + 1) * 1000;
+}
+
+/**
  * Checks a request's signature against the receiver's active secrets, comparing in constant time.
  * A request carrying any `webhook-*` header is judged by Standard Webhooks alone; otherwise by
- * the deprecated scheme. `digest` identifies the accepted signature; the caller refuses a replay
- * of any of `replayKeys`.
+ * the deprecated scheme. The caller refuses a replay of any of `replayKeys`.
  */
 export function verifyRequest(
   rawBody: string | Buffer,
@@ -201,22 +218,22 @@ export function verifyRequest(
   nowSeconds = Math.floor(Date.now() / 1000),
 ): Verification {
   const standard = input.webhookId !== undefined || input.webhookTimestamp !== undefined || input.webhookSignature !== undefined;
-  if (!standard) return withReplayKeys(verifyLegacy(rawBody, input, secrets, nowSeconds));
-  const verification = withReplayKeys(verifyStandard(rawBody, input, secrets, nowSeconds));
-  if (verification.ok && (input.legacyTimestamp !== undefined || input.legacySignature !== undefined)) {
-    const legacy = verifyLegacy(rawBody, input, secrets, nowSeconds);
-    if (legacy.ok) verification.replayKeys.push({ digest: legacy.digest, timestamp: legacy.timestamp });
+  const checked = standard ? verifyStandard(rawBody, input, secrets, nowSeconds) : verifyLegacy(rawBody, input, secrets, nowSeconds);
+  if (!checked.ok) return checked;
+  const replayKeys: ReplayKey[] = [{ digest: checked.digest, timestamp: checked.timestamp }];
+  // The deprecated headers beside accepted webhook-* ones name a message too, whether or not
+  // they verify with the secrets active now: a copy carrying them alone must find it remembered
+  // even once a secret it was signed with becomes active (a rotation under way).
+  if (standard) {
+    const legacy = legacyMessageKey(rawBody, input);
+    if (legacy) replayKeys.push(legacy);
   }
-  return verification;
+  return { ...checked, replayKeys };
 }
 
 type Checked =
   | { ok: true; scheme: SignatureScheme; digest: string; timestamp: number }
   | { ok: false; scheme: SignatureScheme; reason: VerificationFailure };
-
-function withReplayKeys(checked: Checked): Verification {
-  return checked.ok ? { ...checked, replayKeys: [{ digest: checked.digest, timestamp: checked.timestamp }] } : checked;
-}
 
 function verifyStandard(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Checked {
   const scheme = 'standard-webhooks';
@@ -230,11 +247,13 @@ function verifyStandard(rawBody: string | Buffer, input: SignatureInput, secrets
     .filter((entry) => /^v1,[A-Za-z0-9+/]{43}=$/.test(entry))
     .map((entry) => Buffer.from(entry.slice(3), 'base64'));
   if (offered.length === 0) return { ok: false, scheme, reason: 'malformed' };
-  const match = firstMatch(
+  const matched = anyMatch(
     offered,
     secrets.map((secret) => standardHmac(secret, id, timestampText, rawBody)),
   );
-  return match ? { ok: true, scheme, digest: `sw:${match.toString('hex')}`, timestamp } : { ok: false, scheme, reason: 'mismatch' };
+  return matched
+    ? { ok: true, scheme, digest: messageDigest('sw', `${id}.${timestampText}.`, rawBody), timestamp }
+    : { ok: false, scheme, reason: 'mismatch' };
 }
 
 function verifyLegacy(rawBody: string | Buffer, input: SignatureInput, secrets: readonly string[], nowSeconds: number): Checked {
@@ -250,20 +269,36 @@ function verifyLegacy(rawBody: string | Buffer, input: SignatureInput, secrets: 
     .filter((entry) => /^v1=[0-9a-f]{64}$/.test(entry))
     .map((entry) => Buffer.from(entry.slice(3), 'hex'));
   if (offered.length === 0) return { ok: false, scheme, reason: 'malformed' };
-  const match = firstMatch(
+  const matched = anyMatch(
     offered,
     secrets.map((secret) => legacyHmac(secret, timestampText, rawBody)),
   );
-  return match ? { ok: true, scheme, digest: match.toString('hex'), timestamp } : { ok: false, scheme, reason: 'mismatch' };
+  return matched
+    ? { ok: true, scheme, digest: messageDigest('xm', `${timestampText}.`, rawBody), timestamp }
+    : { ok: false, scheme, reason: 'mismatch' };
 }
 
-function firstMatch(offered: readonly Buffer[], expected: readonly Buffer[]): Buffer | undefined {
+/** The deprecated scheme's message when its headers are present and well formed, verified or not. */
+function legacyMessageKey(rawBody: string | Buffer, input: SignatureInput): ReplayKey | undefined {
+  const { legacyTimestamp: timestampText, legacySignature: header } = input;
+  if (!timestampText || !header || !TIMESTAMP.test(timestampText)) return undefined;
+  return { digest: messageDigest('xm', `${timestampText}.`, rawBody), timestamp: Number(timestampText) };
+}
+
+/** SHA-256 of what a scheme signs, prefixed with the scheme: one key per message, whichever secrets signed it. */
+function messageDigest(scheme: 'sw' | 'xm', signedPrefix: string, rawBody: string | Buffer): string {
+  return `${scheme}:${createHash('sha256').update(signedPrefix).update(rawBody).digest('hex')}`;
+}
+
+/** Whether any offered signature equals any expected one; every comparison runs (constant time). */
+function anyMatch(offered: readonly Buffer[], expected: readonly Buffer[]): boolean {
+  let found = false;
   for (const candidate of expected) {
     for (const given of offered) {
-      if (given.length === candidate.length && timingSafeEqual(given, candidate)) return candidate;
+      if (given.length === candidate.length && timingSafeEqual(given, candidate)) found = true;
     }
   }
-  return undefined;
+  return found;
 }
 
 export function describeVerificationFailure(verification: { scheme: SignatureScheme; reason: VerificationFailure }): string {

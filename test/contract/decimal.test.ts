@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { compareDecimals, decimalViolation } from '../../src/contract/decimal.js';
+import { loadDocument } from '../../src/contract/documents.js';
+import { parseLossless } from '../../src/contract/json.js';
+import { check, schemaValidator } from '../../src/contract/operations.js';
 import { propertyRunOptions } from '../support/properties.js';
 
 /** The exact value of a plain decimal as an integer count of 10^-scale units. */
@@ -36,5 +40,22 @@ describe('decimals compared exactly (x-decimal)', () => {
       }),
       propertyRunOptions('decimalViolation range', 2000),
     );
+  });
+});
+
+describe('what a generic validator sees of a number amount (ADR 0038)', () => {
+  test("the number branch documents the amounts a generic validator accepts and the platform refuses, and the platform's validator refuses each", () => {
+    const decimal = loadDocument('platform').components.schemas!.Decimal as { anyOf: { type: string; description?: string }[] };
+    const numberBranch = decimal.anyOf.find((branch) => branch.type === 'number')!;
+    const generic = new Ajv2020({ strict: false }).compile(numberBranch);
+    const order = schemaValidator('platform', 'CreateOrderPaymentOrder');
+    for (const text of ['99.999', '0.001', '1e-7', '10.125']) {
+      expect(numberBranch.description, text).toContain(`\`${text}\``);
+      expect(generic(Number(text)), `a generic validator accepts ${text}`).toBe(true);
+      expect(check(order, parseLossless(`{"currency":"VND","amount":${text}}`)).valid, `the platform refuses ${text}`).toBe(false);
+    }
+    // Why no multipleOf: in floating point it refuses valid amounts.
+    expect(new Ajv2020().compile({ type: 'number', multipleOf: 0.01 })(1.15)).toBe(false);
+    expect(numberBranch.description).toContain('`1.15`');
   });
 });

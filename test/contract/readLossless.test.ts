@@ -2,11 +2,11 @@ import fc from 'fast-check';
 import { parse as losslessJsonParse } from 'lossless-json';
 import { describe, expect, test } from 'vitest';
 import { firstAmbiguousMember, parseInboundJson } from '../../src/contract/inboundJson.js';
-import { isLosslessNumber, readLossless } from '../../src/contract/json.js';
+import { isLosslessNumber, nestsDeeperThan, readLossless, scanJson } from '../../src/contract/json.js';
 import { propertyRunOptions } from '../support/properties.js';
 
 /**
- * readLossless is the fast read of every inbound body and partner answer (issue 12); lossless-json
+ * readLossless is the fast read of every inbound body and partner answer (ADR 0035); lossless-json
  * is the reference it must equal exactly: the same value, members in the same order, numbers by
  * the same text, and for a text either refuses, the same message.
  */
@@ -96,7 +96,7 @@ const text = fc.oneof(
   },
 );
 
-describe('readLossless (issue 12)', () => {
+describe('readLossless', () => {
   test('reads every text exactly as lossless-json does, or refuses it with the same message', () => {
     fc.assert(
       fc.property(text, (source) => {
@@ -140,5 +140,71 @@ describe('readLossless (issue 12)', () => {
       expect(readLossless(`{"${name}":{"isAdmin":true}}`).distinctNames).toBe(false);
       expect(() => parseInboundJson(Buffer.from(`{"a":{"${name}":{"isAdmin":true}}}`))).toThrow(/__proto__ is not accepted/);
     }
+  });
+});
+
+/** The nesting depth of a parsed value: what the scanner measures on its text. */
+function depthOf(value: unknown): number {
+  if (Array.isArray(value)) return 1 + Math.max(0, ...value.map(depthOf));
+  if (value !== null && typeof value === 'object') return 1 + Math.max(0, ...Object.values(value).map(depthOf));
+  return 0;
+}
+
+describe('scanJson, the one tokenizer of JSON text', () => {
+  test('measures nesting as the parsed value has it, and stops past the limit', () => {
+    fc.assert(
+      fc.property(json, fc.integer({ min: 0, max: 6 }), (source, limit) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(source);
+        } catch {
+          return;
+        }
+        // JSON.parse keeps one of a repeated member: its value then says nothing of the text's depth.
+        if (scanJson(source, { names: true }).ambiguous) return;
+        expect(nestsDeeperThan(source, limit)).toBe(depthOf(parsed) > limit);
+      }),
+      propertyRunOptions('scanJson depth', 1000),
+    );
+  });
+
+  test('finds a repeated or __proto__ member exactly when a reader keeping every member finds one', () => {
+    const repeatedOrProto = (source: string): boolean => {
+      let found = false;
+      // JSON.parse's reviver sees each object whole; lossless-json refuses a repeat with another
+      // value, so count names on the text's own objects: parse with a reviver that cannot see
+      // repeats, and compare member counts with the scan's.
+      try {
+        losslessJsonParse(source, (key, value) => {
+          if (key === '__proto__') found = true;
+          return value;
+        });
+      } catch (error) {
+        if ((error as Error).message.startsWith('Duplicate key')) return true;
+        throw error;
+      }
+      const scan = scanJson(source);
+      const objects: number[] = [];
+      const walk = (value: unknown) => {
+        if (Array.isArray(value)) value.forEach(walk);
+        else if (value !== null && typeof value === 'object' && !isLosslessNumber(value)) {
+          objects.push(Reflect.ownKeys(value).length);
+          Object.values(value).forEach(walk);
+        }
+      };
+      walk(losslessJsonParse(source));
+      return found || objects.some((count, index) => count !== scan.memberCounts[index]);
+    };
+    fc.assert(
+      fc.property(json, (source) => {
+        try {
+          JSON.parse(source);
+        } catch {
+          return;
+        }
+        expect(scanJson(source, { names: true }).ambiguous !== undefined).toBe(repeatedOrProto(source));
+      }),
+      propertyRunOptions('scanJson names', 1000),
+    );
   });
 });

@@ -208,6 +208,32 @@ describe('createHostappRouter: request signing', () => {
     }
   });
 
+  it('runs the handler once for an E3 signed with both of a rotation’s secrets, however its copies carry the signatures', async () => {
+    const createOrderPayment = vi.fn(() => ({ order_payment_id: 'hop_1' }));
+    const rotating = ['kit-signing-secret-old', 'kit-signing-secret-new'];
+    const url = await start({ signingSecrets: rotating, handlers: handlers({ createOrderPayment }) });
+    // As the platform signs during every rotation: one entry per active secret, in both schemes.
+    const signed = signRequest(order, rotating);
+    const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': standard } = signed;
+    const { 'X-Minibridge-Timestamp': legacyTimestamp, 'X-Minibridge-Signature': legacy } = signed;
+    const [standardOld, standardNew] = standard.split(' ');
+    const [legacyOld, legacyNew] = legacy.split(', ');
+    expect((await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...signed } })).body).toEqual({
+      order_payment_id: 'hop_1',
+    });
+    const copies: Record<string, string>[] = [
+      { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': standardNew! },
+      { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': standardOld! },
+      { 'X-Minibridge-Timestamp': legacyTimestamp, 'X-Minibridge-Signature': legacyNew! },
+      { 'X-Minibridge-Timestamp': legacyTimestamp, 'X-Minibridge-Signature': legacyOld! },
+    ];
+    for (const copy of copies)
+      expect((await send(`${url}/create-order-payment`, { body: order, headers: { authorization: token, ...copy } })).body).toEqual({
+        error_code: 'UNAUTHORIZED',
+      });
+    expect(createOrderPayment).toHaveBeenCalledTimes(1);
+  });
+
   it('verifies a GET request from its raw query string', async () => {
     const url = await start({ signingSecrets });
     const query = 'app_id=ma_kit&client_id=ha_kit&order_payment_id=hop%201';

@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { basicAuthorization } from '../../src/wire/credentials.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness, e1Body } from '../support/platformHarness.js';
 
@@ -184,5 +184,32 @@ describe('an E1 after the URL changed', () => {
   test('E1 still answers in the contract shape', async () => {
     const answer = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret) });
     expect(answer.status).not.toBe(500);
+  });
+});
+
+describe('sign-in timing', () => {
+  test('an id nobody registered costs the same checks as a registered one with a wrong secret', async () => {
+    const box = harness.running.platform.partners!.box;
+    const checks: number[] = [];
+    const original = box.matches.bind(box);
+    const spy = vi.spyOn(box, 'matches').mockImplementation((secret, verifiers) => {
+      // What a check costs: one HMAC and at least two comparisons, more only for more verifiers.
+      checks.push(Math.max(2, verifiers.length));
+      return original(secret, verifiers);
+    });
+    try {
+      const costOf = async (id: string) => {
+        checks.length = 0;
+        const answer = await harness.call('listHostapps', undefined, { authorization: basicAuthorization(id, 'wrong-secret-entirely') });
+        expect(answer.status).toBe(401);
+        return [...checks];
+      };
+      const unknown = await costOf('ma_nobody_registered');
+      expect(unknown).toEqual(await costOf(HOSTAPP.id));
+      expect(unknown).toEqual(await costOf(MINIAPP.id));
+      expect(unknown).toEqual([2, 2]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

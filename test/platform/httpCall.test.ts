@@ -39,6 +39,8 @@ const call = (url: URL, overrides: Partial<Parameters<typeof httpCall>[1]> = {})
     body: '{"a":1}',
     timeoutMs: 2_000,
     maxAnswerBytes: 64,
+    // These servers listen on loopback, as an operator's registration may (ADR 0038).
+    reach: 'operator-approved',
     ...overrides,
   });
 

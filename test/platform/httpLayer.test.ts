@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseLossless } from '../../src/contract/json.js';
 import { maxHeaderBytes } from '../../src/contract/limits.js';
 import { documentedError } from '../../src/contract/errors.js';
-import { operation } from '../../src/contract/operations.js';
+import { check, contractOperations, operation, type OperationContract } from '../../src/contract/operations.js';
 import { e1Body, PlatformHarness } from '../support/platformHarness.js';
 
 const REQUEST_TIMEOUT_MS = 600;
@@ -163,6 +163,24 @@ describe('refusals of the HTTP layer', { timeout: 60_000 }, () => {
     const answer = await exchange([[`OPTIONS ${PATH} HTTP/1.1`, 'Host: localhost', 'Connection: close', '', ''].join('\r\n')]);
     expectContractError(answer, 405, 'METHOD_NOT_ALLOWED');
     expect(answer.headers).toMatch(/\r\nallow: POST/i);
+  });
+
+  test('every platform path answers a method it does not take with 405 and Allow, and every operation on it documents that', async () => {
+    const byPath = new Map<string, OperationContract[]>();
+    for (const op of contractOperations().values()) if (op.api === 'platform') byPath.set(op.path, [...(byPath.get(op.path) ?? []), op]);
+    for (const [template, ops] of byPath) {
+      for (const op of ops) expect(op.responses.has('405'), `${op.operationId} documents 405`).toBe(true);
+      const path = template.replace(/\{[^}]+\}/g, (name) => (/_id\}$/.test(name) ? '0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b' : 'hostapps'));
+      const allowed = ops.map((op) => op.method.toUpperCase());
+      for (const method of ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'].filter((candidate) => !allowed.includes(candidate))) {
+        const answer = await fetch(`${harness.running.url}${path}`, { method });
+        expect(answer.status, `${method} ${path}`).toBe(405);
+        expect(answer.headers.get('allow')?.split(', ').sort()).toEqual([...allowed].sort());
+        const body = (await answer.json()) as { error_code: string };
+        expect(check(ops[0]!.responses.get('405')!.validate!, body).valid, `${method} ${path}`).toBe(true);
+        expect(body.error_code).toBe('METHOD_NOT_ALLOWED');
+      }
+    }
   });
 
   test("headers larger than the contract's x-max-header-bytes: 431 with the contract body; just under it they are read", async () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { loadRegistry, registryFrom, RegistryError } from '../../src/platform/registry/loadRegistry.js';
 
 const minimal = () => ({
@@ -67,4 +67,43 @@ test('the sandbox registry file is valid', () => {
     return expect.fail(`missing ${path}`);
   }
   expect(() => registryFrom(raw, {})).not.toThrow();
+});
+
+describe('partners moving money without request signing (ADR 0038)', () => {
+  test('are named: payments on and no signing secret in force', () => {
+    const features = (payments: boolean) => ({ payments, event_bridge: false, event_receiver: false });
+    const registry = registryFrom({
+      hostapps: [
+        {
+          client_id: 'ha_plain',
+          secret_key: 'secret-key-1',
+          token_prefix: 'Token',
+          use_access_token: false,
+          payment_status_method: 'POST',
+          features: features(true),
+        },
+        {
+          client_id: 'ha_signed',
+          secret_key: 'secret-key-2',
+          token_prefix: 'Token',
+          use_access_token: false,
+          payment_status_method: 'POST',
+          features: features(true),
+          signing: { enabled: true, secrets: ['signing-secret-2'] },
+        },
+      ],
+      miniapps: [
+        { app_id: 'ma_plain', secret_key: 'secret-key-3', hostapps: [], features: features(true) },
+        { app_id: 'ma_events_only', secret_key: 'secret-key-4', hostapps: [], features: features(false) },
+        {
+          app_id: 'ma_off',
+          secret_key: 'secret-key-5',
+          hostapps: [],
+          features: features(true),
+          signing: { enabled: false, secrets: ['signing-secret-5'] },
+        },
+      ],
+    });
+    expect(registry.unsignedPaymentPartners()).toEqual(['hostapp:ha_plain', 'miniapp:ma_plain', 'miniapp:ma_off']);
+  });
 });

@@ -5,6 +5,7 @@ import {
   signRequest,
   signatureInput,
   standardSecret,
+  replayExpiresAt,
   replayWindowSeconds,
   verifyRequest,
 } from '../../src/wire/signing.js';
@@ -70,6 +71,51 @@ describe('verification', () => {
     expect(verifyRequest(BODY, headers(good), [SECRET], AT + replayWindowSeconds() + 1)).toMatchObject({ ok: false, reason: 'stale' });
     expect(verifyRequest(BODY, headers(good), [SECOND], AT)).toMatchObject({ ok: false, reason: 'mismatch' });
     expect(verifyRequest(BODY, headers({}), [SECRET], AT)).toMatchObject({ ok: false, scheme: 'x-minibridge', reason: 'missing' });
+  });
+
+  test('replay keys name the signed message: a rotation’s two signatures, either scheme, any secret, give the keys of the first acceptance', () => {
+    const both = signRequest(BODY, [SECRET, SECOND], { nowSeconds: AT, messageId: ID });
+    const keysOf = (values: Record<string, string>, secrets: string[]) => {
+      const verification = verifyRequest(BODY, headers(values), secrets, AT);
+      if (!verification.ok) throw new Error(`expected ${JSON.stringify(values)} to verify`);
+      return verification.replayKeys.map((key) => key.digest);
+    };
+    const lower = (values: object) => Object.fromEntries(Object.entries(values).map(([name, value]) => [name.toLowerCase(), value]));
+    const first = keysOf(lower(both), [SECRET, SECOND]);
+    expect(first).toHaveLength(2);
+    const [standardA, standardB] = both['webhook-signature'].split(' ');
+    const [legacyA, legacyB] = both['X-Minibridge-Signature'].split(', ');
+    const standard = { 'webhook-id': ID, 'webhook-timestamp': String(AT) };
+    const legacy = { 'x-minibridge-timestamp': String(AT) };
+    for (const copy of [
+      { ...standard, 'webhook-signature': standardB! },
+      { ...standard, 'webhook-signature': standardA! },
+      { ...legacy, 'x-minibridge-signature': legacyB! },
+      { ...legacy, 'x-minibridge-signature': legacyA! },
+    ])
+      for (const secrets of [[SECRET, SECOND], [SECOND], [SECOND, SECRET]])
+        if (verifyRequest(BODY, headers(copy), secrets, AT).ok) expect(first).toContain(keysOf(copy, secrets)[0]);
+    // A deprecated signature with a secret the receiver does not hold yet is remembered all the
+    // same, so the copy carrying it alone is a replay once that secret becomes active.
+    const ahead = signRequest(BODY, [SECOND], { nowSeconds: AT, messageId: ID });
+    const accepted = keysOf(
+      lower({
+        ...signRequest(BODY, [SECRET], { nowSeconds: AT, messageId: ID }),
+        'X-Minibridge-Signature': ahead['X-Minibridge-Signature'],
+      }),
+      [SECRET],
+    );
+    expect(accepted).toContain(keysOf({ ...legacy, 'x-minibridge-signature': ahead['X-Minibridge-Signature'] }, [SECRET, SECOND])[0]);
+  });
+
+  test('a replay key outlives the last millisecond the window admits its timestamp in', () => {
+    const signed = signRequest(BODY, [SECRET], { nowSeconds: AT, messageId: ID });
+    const good = { 'webhook-id': ID, 'webhook-timestamp': String(AT), 'webhook-signature': signed['webhook-signature'] };
+    const lastAdmittedSecond = AT + replayWindowSeconds();
+    expect(verifyRequest(BODY, headers(good), [SECRET], lastAdmittedSecond)).toMatchObject({ ok: true });
+    expect(verifyRequest(BODY, headers(good), [SECRET], lastAdmittedSecond + 1)).toMatchObject({ ok: false, reason: 'stale' });
+    // Admitted through lastAdmittedSecond.999, remembered until (lastAdmittedSecond + 1).000.
+    expect(replayExpiresAt(AT)).toBe((lastAdmittedSecond + 1) * 1000);
   });
 
   test("the replay window is the contract's x-replay-window-seconds", () => {

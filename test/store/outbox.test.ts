@@ -283,7 +283,10 @@ describeEachBackend('outbox', (database) => {
     clock.advance(hours(80));
 
     const requeued = await store.outbox.requeue(id!);
-    expect(requeued).toMatchObject({ status: 'pending', attempts_made: 1, next_attempt_at: clock.now().toISOString() });
+    expect(requeued).toMatchObject({
+      coalesced: false,
+      delivery: { status: 'pending', attempts_made: 1, next_attempt_at: clock.now().toISOString() },
+    });
     expect(await store.outbox.countPending()).toBe(1);
     const again = await claimOne();
     expect(again).toMatchObject({ attempt: 2, horizon_started_at: clock.now().toISOString() });
@@ -293,10 +296,11 @@ describeEachBackend('outbox', (database) => {
     expect(await store.outbox.requeue('nope')).toBeNull();
   });
 
-  it('requeueing a leased delivery voids the lease', async () => {
+  it('a redelivery of a delivery in flight joins that attempt: its lease stands and it is not claimed twice (ADR 0038)', async () => {
     const [id] = await makeDeliveries(1);
     const claimed = await claimOne();
-    await store.outbox.requeue(id!);
+    for (let i = 0; i < 3; i++) expect(await store.outbox.requeue(id!)).toMatchObject({ coalesced: true, delivery: { status: 'pending' } });
+    expect(await store.outbox.claimDue({ limit: 10, leaseMs: seconds(60) })).toEqual([]);
     expect(
       await store.outbox.recordAttempt({
         delivery_id: id!,
@@ -305,8 +309,22 @@ describeEachBackend('outbox', (database) => {
         duration_ms: 1,
         result: { outcome: 'delivered', http_status: 200 },
       }),
-    ).toBeNull();
-    expect((await claimOne()).delivery.delivery_id).toBe(id);
+    ).toMatchObject({ status: 'delivered', attempts_made: 1 });
+    // Once the attempt is recorded, a redelivery queues the next one, numbered after it.
+    expect(await store.outbox.requeue(id!)).toMatchObject({ coalesced: false, delivery: { status: 'pending' } });
+    expect(await claimOne()).toMatchObject({ attempt: 2, delivery: { delivery_id: id } });
+    // A lease that ran out is an attempt that crashed, not one in flight: a redelivery clears it.
+    clock.advance(seconds(61));
+    expect(await store.outbox.requeue(id!)).toMatchObject({ coalesced: false });
+  });
+
+  it('a redelivery of a delivery already due keeps its place in the queue', async () => {
+    const [first] = await makeDeliveries(2);
+    const due = (await store.outbox.get(first!))!.next_attempt_at;
+    clock.advance(seconds(5));
+    expect((await store.outbox.requeue(first!))?.delivery.next_attempt_at).toBe(due);
+    const claimed = await store.outbox.claimDue({ limit: 1, leaseMs: seconds(60) });
+    expect(claimed.map((c) => c.delivery.delivery_id)).toEqual([first]);
   });
 
   it('gives every delivery to exactly one of two workers claiming in parallel', async () => {
@@ -458,10 +476,12 @@ describeEachBackend('outbox', (database) => {
 
   it('records attempts given at once each with its own outcome and hands each freed slot on once; one lease recorded twice counts once', async () => {
     await makeDeliveriesFor([...Array(8).fill('ma_a'), ...Array(6).fill('ma_b')]);
-    // a1…a5 (ma_a's bound) and b1…b3; b3's lease is voided by a redelivery before its attempt is recorded.
+    // a1…a5 (ma_a's bound) and b1…b3; b3's lease is lost before its attempt is recorded.
     const claimed = await store.outbox.claimDue({ limit: 8, leaseMs: seconds(30), maxInFlightPerMiniapp: 5 });
     expect(claimed.map((c) => c.delivery.app_id)).toEqual([...Array(5).fill('ma_a'), ...Array(3).fill('ma_b')]);
-    await store.outbox.requeue(claimed[7]!.delivery.delivery_id);
+    await database.db.query('UPDATE deliveries SET lease_id = NULL, lease_until = NULL WHERE delivery_id = $1', [
+      claimed[7]!.delivery.delivery_id,
+    ]);
     const handOff = { leaseMs: seconds(30) };
     const failing = (index: number) => index % 3 === 1;
     const records = claimed.map((c, index) =>

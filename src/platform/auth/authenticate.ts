@@ -1,7 +1,7 @@
 import type { Partner } from '../registry/registry.js';
 import { ApiError } from '../../contract/errors.js';
 import { readCredentials, safeEqual } from '../../wire/credentials.js';
-import { describeVerificationFailure, replayWindowSeconds, verifyRequest, type SignatureInput } from '../../wire/signing.js';
+import { describeVerificationFailure, replayExpiresAt, verifyRequest, type SignatureInput } from '../../wire/signing.js';
 
 export interface InboundRequest {
   authorization: string | undefined;
@@ -12,7 +12,11 @@ export interface InboundRequest {
   ip: string | undefined;
 }
 
-/** Remembers accepted signatures for the replay window; false when one was already accepted. */
+/**
+ * Remembers accepted signed messages until their replay key expires; false when one was already
+ * accepted. Its clock must be the one `nowSeconds` is read from: the window check and the key's
+ * expiry then agree to the millisecond (ADR 0038).
+ */
 export type ReplayGuard = (digest: string, expiresAt: Date) => Promise<boolean>;
 
 /**
@@ -28,7 +32,7 @@ export async function authenticatePartner(
   scheme: 'basic' | 'prefixed',
   request: InboundRequest,
   replayGuard: ReplayGuard,
-  nowSeconds = Math.floor(Date.now() / 1000),
+  nowSeconds: number,
 ): Promise<void> {
   const who = `${partner.kind === 'hostapp' ? 'client_id' : 'app_id'} ${partner.id}`;
   const fromAllowedAddress = partner.allowList.size > 0 && partner.allowList.allows(request.ip);
@@ -56,12 +60,10 @@ export async function authenticatePartner(
   if (partner.signingSecrets.length > 0) {
     const verification = verifyRequest(request.signedBytes, request.signature, partner.signingSecrets, nowSeconds);
     if (!verification.ok) throw new ApiError('UNAUTHORIZED', describeVerificationFailure(verification));
-    // Every valid signature is remembered: one signed in both schemes stays a replay with either removed.
+    // Every signed message the request carries is remembered, whichever secrets signed it: a copy
+    // with either scheme's headers removed, or with one of a rotation's two signatures, is a replay.
     for (const key of verification.replayKeys) {
-      const fresh = await replayGuard(
-        `${partner.kind}:${partner.id}:${key.digest}`,
-        new Date((key.timestamp + replayWindowSeconds()) * 1000),
-      );
+      const fresh = await replayGuard(`${partner.kind}:${partner.id}:${key.digest}`, new Date(replayExpiresAt(key.timestamp)));
       if (!fresh) throw new ApiError('UNAUTHORIZED', 'this signature was already used: requests cannot be replayed');
     }
     signatureGood = true;

@@ -1,4 +1,4 @@
-import { checkUrls } from './urls.js';
+import { checkUrls, internalUrlsAfter } from './urls.js';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
@@ -33,10 +33,12 @@ export const partnerChanges = {
         ...before,
         ...body,
         urls: { ...before.urls, ...body.urls },
+        internal_urls: internalUrlsAfter(caller, before.internal_urls, body.urls),
         features: { ...before.features, ...body.features },
         signing: body.signing ?? before.signing,
         ...lifecycleDefaults({ ...before, ...body }),
       } as HostappSettings;
+      if (after.internal_urls === undefined) delete after.internal_urls;
       return hostappView(await applyUpdate(platform, tx, caller, row, before, after));
     });
   },
@@ -55,9 +57,11 @@ export const partnerChanges = {
         ...before,
         ...fields,
         urls: { ...before.urls, ...fields.urls },
+        internal_urls: internalUrlsAfter(caller, before.internal_urls, fields.urls),
         features: { ...before.features, ...fields.features },
         signing: fields.signing ?? before.signing,
       } as MiniappSettings;
+      if (after.internal_urls === undefined) delete after.internal_urls;
       const saved = Object.keys(fields).length > 0 ? await applyUpdate(platform, tx, caller, row, before, after) : row;
       if (hostapps !== undefined) {
         await checkHostapps(platform, tx, hostapps);

@@ -1,4 +1,4 @@
-import { checkUrls } from './urls.js';
+import { checkUrls, internalUrlsAfter } from './urls.js';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
@@ -25,6 +25,7 @@ export const partnerCreation = {
       use_access_token: fields.use_access_token ?? false,
       payment_status_method: fields.payment_status_method ?? 'POST',
       urls: fields.urls ?? {},
+      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls)),
       allowed_ips: fields.allowed_ips ?? [],
       signing: { enabled: false },
       features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
@@ -58,6 +59,7 @@ export const partnerCreation = {
     const settings: MiniappSettings = {
       name: fields.name!,
       urls: fields.urls ?? {},
+      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls)),
       allowed_ips: fields.allowed_ips ?? [],
       signing: { enabled: false },
       features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
@@ -81,3 +83,8 @@ export const partnerCreation = {
     });
   },
 };
+
+/** `{ [name]: value }`, or nothing when value is undefined (settings never hold an undefined member). */
+function optional<Name extends string, T>(name: Name, value: T | undefined): Partial<Record<Name, T>> {
+  return value === undefined ? {} : ({ [name]: value } as Record<Name, T>);
+}

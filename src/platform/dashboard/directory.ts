@@ -1,10 +1,25 @@
 import type { Logger } from 'pino';
 import { IpAllowList } from '../auth/ipAllowList.js';
 import { Registry, type Hostapp, type Miniapp } from '../registry/registry.js';
-import type { Listening, Queryable, Store, PartnerRow, CredentialRow, PartnerKind } from '../store/index.js';
+import type { Listening, Queryable, Store, PartnerRow, CredentialRow, PartnerKind, NewAuditEntry } from '../store/index.js';
 import { PARTNERS_CHANNEL } from '../store/index.js';
 import type { SecretBox } from './secrets.js';
 import { changesBetween, hostappSettingsOf, miniappSettingsOf, typeOf, type HostappSettings, type MiniappSettings } from './settings.js';
+
+/** One audit change (field, before, after), as the audit log holds it. */
+type AuditChange = NewAuditEntry['changes'][number];
+
+/** What a registry import does to one kind of a partner's credentials (ADR 0038). */
+interface CredentialPlan {
+  /** Secrets the file names that the partner never had: added, as the import's. */
+  add: string[];
+  /** Credentials the file names that were revoked: left revoked. */
+  keptRevoked: CredentialRow[];
+  /** Active credentials an import brought that the file no longer names: revoked. */
+  revoke: CredentialRow[];
+  /** How many of the kind are active once the plan is carried out. */
+  activeAfter: number;
+}
 
 /** How often the snapshot is re-read even without a notification (a notification lost with its connection). */
 const SAFETY_REFRESH_MS = 30_000;
@@ -117,6 +132,7 @@ export class PartnerDirectory {
           secretMatches: (presented: string) => this.box.matches(presented, verifiers),
           signingSecrets,
           allowList: new IpAllowList(settings.allowed_ips),
+          internalUrls: new Set<string>(settings.internal_urls ?? []),
           features: { payments: false, event_bridge: false, event_receiver: false, ...settings.features },
         };
         if (row.partner_type === 'hostapp') {
@@ -165,7 +181,8 @@ export class PartnerDirectory {
         );
       }
     }
-    return Registry.of(hostapps, miniapps);
+    // An unknown id costs what a known one does: one HMAC and the comparisons (ADR 0038).
+    return Registry.of(hostapps, miniapps, (presented) => this.box.matches(presented, []));
   }
 
   /**
@@ -185,14 +202,48 @@ export class PartnerDirectory {
         ...miniapps.map((m) => ({ kind: 'miniapp' as const, partner: m, settings: miniappSettingsOf(m), links: [...m.hostapps].sort() })),
       ];
       for (const { kind, partner, settings, links } of entries) {
-        const digest = this.box.verifier(JSON.stringify({ settings, links, key: partner.secretKey, signing: partner.signingSecrets }));
+        // internal_urls is derived from urls, and left out so entries imported before it existed stay unchanged.
+        const { internal_urls: _derived, ...digested } = settings;
+        const digest = this.box.verifier(
+          JSON.stringify({ settings: digested, links, key: partner.secretKey, signing: partner.signingSecrets }),
+        );
         const row = await partners.get(tx, kind, partner.id, true);
-        if (row?.import_digest === digest) continue;
+        if (row?.import_digest === digest) {
+          if (await this.recordFileExceptions(tx, row, settings)) counts.updated += 1;
+          continue;
+        }
+        const plans = row
+          ? {
+              secretKey: this.planCredentials(await partners.credentialHistory(tx, kind, partner.id, 'secret_key'), [partner.secretKey]),
+              signing: this.planCredentials(
+                await partners.credentialHistory(tx, kind, partner.id, 'signing_secret'),
+                partner.signingSecrets,
+              ),
+            }
+          : { secretKey: this.planCredentials([], [partner.secretKey]), signing: this.planCredentials([], partner.signingSecrets) };
+        // A revoked secret is never made active again, so the file may name only revoked ones: the
+        // entry is then left as it stands rather than leave the partner without a secret_key, or
+        // with signing on and no secret to check (which would accept unsigned requests).
+        const stranded =
+          plans.secretKey.activeAfter === 0
+            ? 'secret_key'
+            : settings.signing.enabled && plans.signing.activeAfter === 0
+              ? 'signing secret'
+              : undefined;
+        if (stranded) {
+          this.log.error(
+            { partner: `${kind}:${partner.id}` },
+            `registry entry not imported: every ${stranded} it names was revoked, and revoked credentials are never restored; name a new one or issue one in the dashboard`,
+          );
+          continue;
+        }
         const saved = row
           ? await partners.update(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest)
           : await partners.insert(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest);
-        await this.reconcileCredentials(tx, saved, 'secret_key', [partner.secretKey]);
-        await this.reconcileCredentials(tx, saved, 'signing_secret', partner.signingSecrets);
+        const credentialChanges = [
+          ...(await this.applyCredentials(tx, saved, 'secret_key', plans.secretKey)),
+          ...(await this.applyCredentials(tx, saved, 'signing_secret', plans.signing)),
+        ];
         if (kind === 'miniapp') {
           for (const old of await partners.links(tx, partner.id)) if (!links.includes(old)) await partners.unlink(tx, partner.id, old);
           for (const clientId of links) await partners.link(tx, partner.id, clientId);
@@ -202,7 +253,10 @@ export class PartnerDirectory {
           action: row ? 'update' : 'create',
           partner_type: typeOf(kind),
           partner_id: partner.id,
-          changes: changesBetween(row?.settings, { ...settings, ...(kind === 'miniapp' ? { hostapps: links } : {}) }),
+          changes: [
+            ...changesBetween(row?.settings, { ...settings, ...(kind === 'miniapp' ? { hostapps: links } : {}) }),
+            ...credentialChanges,
+          ].slice(0, 40),
         });
         counts[row ? 'updated' : 'created'] += 1;
       }
@@ -212,16 +266,81 @@ export class PartnerDirectory {
     return counts;
   }
 
-  /** The active credentials of a kind become exactly `secrets`: missing ones are added, others revoked. */
-  private async reconcileCredentials(tx: Queryable, row: PartnerRow, kind: 'secret_key' | 'signing_secret', secrets: readonly string[]) {
-    const partners = this.store.partners;
-    const active = (await partners.credentials(tx, row.partner_type, row.partner_id)).filter((c) => c.kind === kind && !c.revoked_at);
+  /**
+   * An entry imported before internal URLs were recorded (ADR 0038) keeps its file's internal URLs
+   * reachable: each URL still exactly as the file (the operator's) registered it on an internal
+   * address joins `internal_urls`, audited as the import's change. True when the row changed.
+   */
+  private async recordFileExceptions(tx: Queryable, row: PartnerRow, file: HostappSettings | MiniappSettings): Promise<boolean> {
+    const stored = row.settings as HostappSettings | MiniappSettings;
+    const storedUrls = stored.urls as Record<string, string | undefined>;
+    const fileUrls = file.urls as Record<string, string | undefined>;
+    const names = new Set<string>(stored.internal_urls ?? []);
+    for (const name of file.internal_urls ?? []) if (storedUrls[name] === fileUrls[name]) names.add(name);
+    if (names.size === (stored.internal_urls ?? []).length) return false;
+    const after = { ...stored, internal_urls: [...names].sort() } as HostappSettings | MiniappSettings;
+    await this.store.partners.update(tx, row.partner_type, row.partner_id, after as unknown as Record<string, unknown>);
+    await this.store.partners.audit(tx, {
+      actor: { type: 'import', id: null },
+      action: 'update',
+      partner_type: typeOf(row.partner_type),
+      partner_id: row.partner_id,
+      changes: changesBetween(stored as never, after as never),
+    });
+    return true;
+  }
+
+  /**
+   * What an import does to one kind of a partner's credentials (ADR 0038), given every credential
+   * of that kind it ever had: a secret the file names that is active stays; one that was revoked
+   * stays revoked (a revocation made in the dashboard survives any import); a new one is added.
+   * Active credentials the file no longer names are revoked only when an import brought them:
+   * what the dashboard issued (a rotation's new key) is the dashboard's to revoke.
+   */
+  private planCredentials(history: readonly CredentialRow[], secrets: readonly string[]): CredentialPlan {
+    const plan: CredentialPlan = { add: [], keptRevoked: [], revoke: [], activeAfter: 0 };
+    const named = new Set<CredentialRow>();
     for (const secret of secrets) {
-      if (active.some((c) => this.box.matches(secret, [c.verifier]))) continue;
-      await this.insertCredential(tx, row, kind, secret);
+      const known = history.find((credential) => this.box.matches(secret, [credential.verifier]));
+      if (!known) plan.add.push(secret);
+      else if (known.revoked_at) plan.keptRevoked.push(known);
+      if (known) named.add(known);
     }
-    for (const credential of active)
-      if (!secrets.some((s) => this.box.matches(s, [credential.verifier]))) await partners.revokeCredential(tx, credential.credential_id);
+    for (const credential of history)
+      if (!credential.revoked_at && !named.has(credential) && credential.origin === 'import') plan.revoke.push(credential);
+    const active = history.filter((credential) => !credential.revoked_at).length;
+    plan.activeAfter = active - plan.revoke.length + new Set(plan.add).size;
+    return plan;
+  }
+
+  /** Carries out a plan; every credential it changes, or declines to restore, is one audit change. */
+  private async applyCredentials(
+    tx: Queryable,
+    row: PartnerRow,
+    kind: 'secret_key' | 'signing_secret',
+    plan: CredentialPlan,
+  ): Promise<AuditChange[]> {
+    const changes: AuditChange[] = [];
+    for (const secret of new Set(plan.add)) {
+      const credential = await this.insertCredential(tx, row, kind, secret, 'import');
+      changes.push({ field: `credential.${credential.credential_id}`, before: null, after: JSON.stringify(`active ${kind}`) });
+    }
+    for (const credential of plan.revoke) {
+      await this.store.partners.revokeCredential(tx, credential.credential_id);
+      changes.push({ field: `credential.${credential.credential_id}`, before: JSON.stringify(`active ${kind}`), after: '"revoked"' });
+    }
+    for (const credential of plan.keptRevoked) {
+      this.log.warn(
+        { partner: `${row.partner_type}:${row.partner_id}`, credential_id: credential.credential_id },
+        'the registry file names a revoked credential: it stays revoked',
+      );
+      changes.push({
+        field: `credential.${credential.credential_id}`,
+        before: '"revoked"',
+        after: JSON.stringify('revoked (named by the registry file; revoked credentials are never restored)'),
+      });
+    }
+    return changes;
   }
 
   /** Stores a credential: its verifier, and the secret sealed and bound to the credential's id. */
@@ -230,6 +349,7 @@ export class PartnerDirectory {
     row: Pick<PartnerRow, 'partner_type' | 'partner_id'>,
     kind: 'secret_key' | 'signing_secret',
     secret: string,
+    origin: CredentialRow['origin'],
   ): Promise<CredentialRow> {
     const partners = this.store.partners;
     const inserted = await partners.insertCredential(tx, {
@@ -238,6 +358,7 @@ export class PartnerDirectory {
       kind,
       verifier: this.box.verifier(secret),
       sealed: null,
+      origin,
     });
     const sealed = this.box.seal(secret, inserted.credential_id);
     await tx.query('UPDATE partner_credentials SET sealed = $2 WHERE credential_id = $1', [inserted.credential_id, sealed]);

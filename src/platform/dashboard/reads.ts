@@ -1,12 +1,12 @@
 import type { components } from '../../../generated/types/platform.js';
-import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
+import { redeliver } from '../delivery/redelivery.js';
 import { credentialView } from '../store/index.js';
 import { accessible } from './access.js';
 import { cursorProblem, pageQuery, type DashboardCaller } from './caller.js';
 import { hostappView, kindOf, miniappView, type PartnerType } from './settings.js';
 
-/** What a caller may read of one partner, and redelivery (it changes no setting). */
+/** What a caller may read of one partner, and redelivery (it changes no setting; ADR 0038). */
 export const partnerReads = {
   async getHostapp(platform: PlatformContext, caller: DashboardCaller, clientId: string) {
     return hostappView(await accessible(platform, caller, 'hostapp', clientId));
@@ -46,20 +46,13 @@ export const partnerReads = {
   async redeliver(platform: PlatformContext, caller: DashboardCaller, type: PartnerType, id: string, deliveryId: string) {
     const kind = kindOf(type);
     await accessible(platform, caller, kind, id);
-    const delivery = await platform.store.outbox.get(deliveryId);
     // A delivery of another partner is answered as missing, like any other partner's resource.
-    const owned = delivery && (kind === 'miniapp' ? delivery.app_id === id : delivery.client_id === id);
-    const requeued = owned ? await platform.store.outbox.requeue(deliveryId) : null;
-    if (!delivery || !requeued) throw new ApiError('NOT_FOUND', `no delivery ${deliveryId} for ${id}`);
-    await platform.store.partners.audit(platform.store.db, {
+    return redeliver(platform, {
+      deliveryId,
       actor: caller.actor,
-      action: 'redeliver',
-      partner_type: type,
-      partner_id: id,
-      changes: [{ field: `delivery.${deliveryId}`, before: JSON.stringify(delivery.status), after: '"pending"' }],
+      owner: { kind, id },
+      budgetOf: caller.partner ? `${kind}:${id}` : undefined,
     });
-    platform.wakeWorker();
-    return requeued;
   },
 
   async listAudit(

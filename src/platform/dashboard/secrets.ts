@@ -17,13 +17,40 @@ export const DEV_SECRETS_KEY = 'bWluaWJyaWRnZS1kZXYtb25seS1OT1QtRk9SLVBST0Q='; /
  */
 export class SecretBox {
   private readonly sealKey: Buffer;
+  private readonly previousSealKey: Buffer | undefined;
   private readonly pepper: Buffer;
+  /** Names the key (MINIBRIDGE_SECRETS_KEY) without revealing it. */
+  readonly keyId: string;
 
-  constructor(keyBase64: string) {
-    const key = Buffer.from(keyBase64, 'base64');
-    if (key.length !== 32) throw new Error('MINIBRIDGE_SECRETS_KEY must be 32 bytes in base64 (openssl rand -base64 32)');
+  /**
+   * `pepper`: the verifier key kept in the database (ADR 0038); by default the one derived from
+   * `keyBase64`, as before any rotation. `previousKeyBase64`: during a rotation of the key, what
+   * was sealed under the previous one still opens.
+   */
+  constructor(keyBase64: string, options: { previousKeyBase64?: string; pepper?: Buffer } = {}) {
+    const key = keyBytes(keyBase64);
     this.sealKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'minibridge seal v1', 32));
-    this.pepper = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'minibridge verifier v1', 32));
+    this.pepper = options.pepper ?? derivedPepper(keyBase64);
+    this.keyId = keyIdOf(keyBase64);
+    this.previousSealKey =
+      options.previousKeyBase64 === undefined
+        ? undefined
+        : Buffer.from(hkdfSync('sha256', keyBytes(options.previousKeyBase64), Buffer.alloc(0), 'minibridge seal v1', 32));
+  }
+
+  /** The verifier pepper, sealed under this key, as the database keeps it. */
+  sealedPepper(): string {
+    return this.seal(this.pepper.toString('base64url'), PEPPER_BINDING);
+  }
+
+  /** Whether `sealed` was sealed under the current key (false: under the previous one, or unreadable). */
+  sealedUnderCurrentKey(sealed: string, boundTo: string): boolean {
+    try {
+      openWith(this.sealKey, sealed, boundTo);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url; the associated data binds it to its credential. */
@@ -37,13 +64,14 @@ export class SecretBox {
       .join('.');
   }
 
+  /** Opens what this key sealed, or during a rotation what the previous key sealed. */
   open(sealed: string, boundTo: string): string {
-    const [version, iv, tag, ciphertext] = sealed.split('.');
-    if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('sealed secret has an unknown form');
-    const decipher = createDecipheriv('aes-256-gcm', this.sealKey, Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(boundTo));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+    try {
+      return openWith(this.sealKey, sealed, boundTo);
+    } catch (error) {
+      if (!this.previousSealKey) throw error;
+      return openWith(this.previousSealKey, sealed, boundTo);
+    }
   }
 
   verifier(secret: string): string {
@@ -54,17 +82,53 @@ export class SecretBox {
     return createHmac('sha256', this.pepper).update(secret, 'utf8').digest();
   }
 
-  /** Whether `secret` is the one behind any of `verifiers`; every comparison runs. */
+  /**
+   * Whether `secret` is the one behind any of `verifiers`; every comparison runs, and never fewer
+   * than two (the most a partner has active of a kind), so the time taken says nothing about
+   * how many a partner has, or whether there is a partner at all (no verifiers: the decoy check).
+   */
   matches(secret: string, verifiers: readonly string[]): boolean {
     const presented = this.verifierBytes(secret);
     let found = false;
-    for (const verifier of verifiers) {
+    const compared = verifiers.length >= 2 ? verifiers : [...verifiers, ...DECOY_VERIFIERS].slice(0, 2);
+    for (const [index, verifier] of compared.entries()) {
       const expected = Buffer.from(verifier, 'base64url');
-      if (expected.length === presented.length && timingSafeEqual(expected, presented)) found = true;
+      if (expected.length === presented.length && timingSafeEqual(expected, presented) && index < verifiers.length) found = true;
     }
     return found;
   }
 }
+
+/** What the sealed pepper is bound to (the associated data of its sealing). */
+export const PEPPER_BINDING = 'minibridge verifier pepper';
+
+function keyBytes(keyBase64: string): Buffer {
+  const key = Buffer.from(keyBase64, 'base64');
+  if (key.length !== 32) throw new Error('MINIBRIDGE_SECRETS_KEY must be 32 bytes in base64 (openssl rand -base64 32)');
+  return key;
+}
+
+/** The pepper a key gives before any rotation (ADR 0027): what databases sealed before ADR 0038 use. */
+export function derivedPepper(keyBase64: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', keyBytes(keyBase64), Buffer.alloc(0), 'minibridge verifier v1', 32));
+}
+
+/** A key's name: 8 bytes of HKDF, hex; says which key sealed the secrets, and nothing about the key. */
+export function keyIdOf(keyBase64: string): string {
+  return Buffer.from(hkdfSync('sha256', keyBytes(keyBase64), Buffer.alloc(0), 'minibridge key id v1', 8)).toString('hex');
+}
+
+function openWith(sealKey: Buffer, sealed: string, boundTo: string): string {
+  const [version, iv, tag, ciphertext] = sealed.split('.');
+  if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('sealed secret has an unknown form');
+  const decipher = createDecipheriv('aes-256-gcm', sealKey, Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(boundTo));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+/** Compared against to pad a check to two verifiers; 32 bytes, the length of a real verifier, matching nothing. */
+const DECOY_VERIFIERS = [Buffer.alloc(32, 0).toString('base64url'), Buffer.alloc(32, 0).toString('base64url')];
 
 /** A new `secret_key`: 32 random bytes, URL-safe base64 (43 characters). */
 export function newSecretKey(): string {

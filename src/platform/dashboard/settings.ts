@@ -25,6 +25,7 @@ export function hostappSettingsOf(hostapp: Hostapp): HostappSettings {
     use_access_token: r.use_access_token,
     payment_status_method: r.payment_status_method,
     urls: { ...r.urls },
+    ...internalUrlsOf(hostapp),
     allowed_ips: [...(r.allowed_ips ?? [])],
     signing: { enabled: r.signing?.enabled ?? false },
     features: { ...hostapp.features },
@@ -60,10 +61,16 @@ export function miniappSettingsOf(miniapp: Miniapp): MiniappSettings {
   return {
     name: nameOf(r.name, miniapp.id),
     urls: { ...r.urls },
+    ...internalUrlsOf(miniapp),
     allowed_ips: [...(r.allowed_ips ?? [])],
     signing: { enabled: r.signing?.enabled ?? false },
     features: { ...miniapp.features },
   };
+}
+
+/** The registry file's exception for internal URLs (the file is the operator's; ADR 0038), when it makes one. */
+function internalUrlsOf<P extends Hostapp | Miniapp>(partner: P): { internal_urls?: never[] } {
+  return partner.internalUrls.size > 0 ? { internal_urls: [...partner.internalUrls].sort() as never[] } : {};
 }
 
 export function hostappView(row: PartnerRow): DashboardHostapp {

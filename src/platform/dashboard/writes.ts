@@ -45,7 +45,7 @@ export async function issue(
   kind: CredentialKind,
 ) {
   const secret = kind === 'secret_key' ? newSecretKey() : newSigningSecret();
-  const stored = await directoryOf(platform).insertCredential(tx, row, kind, secret);
+  const stored = await directoryOf(platform).insertCredential(tx, row, kind, secret, 'dashboard');
   return { ...credentialView(stored), secret };
 }
 

@@ -240,6 +240,8 @@ async function authenticateCaller(
       ip: req.ip,
     },
     (digest, expiresAt) => platform.store.replayGuard.remember(digest, expiresAt),
+    // The replay guard's clock: the window check and the guard's expiry read one time (ADR 0038).
+    Math.floor(platform.store.replayGuard.now().getTime() / 1000),
   );
   return partner;
 }
@@ -255,9 +257,11 @@ function authenticateDashboardPartner(req: Request, platform: PlatformContext): 
   const presented = readCredentials(req.headers.authorization);
   if (!presented || presented.scheme.toLowerCase() !== 'basic')
     throw new ApiError('UNAUTHORIZED', 'sign in with "Bearer <admin token>" or "Basic base64(id:secret_key)"', challenge);
-  const candidates = [platform.registry.hostapp(presented.id), platform.registry.miniapp(presented.id)];
-  // Every candidate's secret is checked, so timing does not tell which kinds the id is registered as.
-  const matches = candidates.map((partner) => partner !== undefined && partner.secretMatches(presented.secret));
+  const registry = platform.registry;
+  const candidates = [registry.hostapp(presented.id), registry.miniapp(presented.id)];
+  // Both kinds are checked, with the same work for an id not registered as that kind (a decoy
+  // check), so timing tells neither which kinds an id is registered as nor whether it exists.
+  const matches = candidates.map((partner) => registry.secretMatchesOrDecoy(partner, presented.secret));
   const partner = candidates.find((candidate, index) => candidate !== undefined && matches[index]);
   if (!partner) throw new ApiError('UNAUTHORIZED', 'the credentials do not match a registered partner', challenge);
   if (partner.allowList.size > 0 && !partner.allowList.allows(req.ip))

@@ -12,11 +12,13 @@ export interface ContractRateLimits {
   partner: RateLimitBudget;
   /** Failed authentications per source address, shared by the instances (ADR 0029). */
   failedAuthentication: RateLimitBudget;
+  /** Redeliveries a signed-in partner asks for, per partner (ADR 0038). */
+  redelivery: RateLimitBudget;
 }
 
 export function contractRateLimits(): ContractRateLimits {
   const limits = loadDocument('platform').components.responses?.RateLimited?.['x-rate-limits'] as Partial<ContractRateLimits> | undefined;
-  for (const name of ['partner', 'failedAuthentication'] as const) {
+  for (const name of ['partner', 'failedAuthentication', 'redelivery'] as const) {
     const budget = limits?.[name];
     if (!budget || !(budget.perSecond > 0) || !(budget.burst >= 1))
       throw new Error(`the contract lost x-rate-limits.${name} on the RateLimited response`);
@@ -203,12 +205,14 @@ export class SharedRateLimiter implements Limiter {
 
 /**
  * The platform's budgets: authenticated partners and failed authentications by source (ADR 0017),
- * and the platform's own status queries per host app (reconciliation, ADR 0039).
+ * redeliveries by partner (ADR 0038), and the platform's own status queries per host app
+ * (reconciliation, ADR 0039).
  */
 export interface RateLimiters {
   partner: Limiter;
   failedAuthentication: Limiter;
   reconciliation: Limiter;
+  redelivery: Limiter;
 }
 
 export interface SharedLimits {
@@ -230,5 +234,6 @@ export function createRateLimiters(
     partner: limiter('partner', limits.partner),
     failedAuthentication: limiter('failed-auth', limits.failedAuthentication),
     reconciliation: limiter('reconcile', limits.reconciliation),
+    redelivery: limiter('redelivery', limits.redelivery),
   };
 }

@@ -1,13 +1,9 @@
-import { ApiError } from '../../contract/errors.js';
+import { redeliver } from '../delivery/redelivery.js';
 import type { OperationHandler } from './handler.js';
 
-/** Admin: queue an E6 delivery for an attempt now, with a fresh 72-hour schedule. */
+/** Admin: queue an E6 delivery for an attempt now, with a fresh 72-hour schedule (ADR 0008, 0038). */
 export const redeliverDelivery: OperationHandler<'redeliverDelivery'> = {
-  async handle({ params, log }, platform) {
-    const delivery = await platform.store.outbox.requeue(params.delivery_id);
-    if (!delivery) throw new ApiError('NOT_FOUND', `no delivery ${params.delivery_id}`);
-    log.info({ delivery_id: delivery.delivery_id, event_id: delivery.event_id }, 'delivery requeued by an operator');
-    platform.wakeWorker();
-    return { body: delivery };
+  async handle({ params }, platform) {
+    return { body: await redeliver(platform, { deliveryId: params.delivery_id, actor: { type: 'operator', id: null } }) };
   },
 };

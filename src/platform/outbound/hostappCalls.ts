@@ -2,6 +2,7 @@ import type { components } from '../../../generated/types/hostapp.js';
 import { jsonText, type JsonText } from '../../contract/json.js';
 import { prefixedAuthorization } from '../../wire/credentials.js';
 import type { Hostapp } from '../registry/registry.js';
+import { reachOf } from './addressPolicy.js';
 import { callPartner, type PartnerAnswer, type PartnerOutcome } from './partnerCall.js';
 import { encodeUserIdHeader } from '../../wire/userIdHeader.js';
 
@@ -37,6 +38,7 @@ export function createOrderPaymentAtHostapp(
   if (!url) return Promise.resolve(notRegistered('create-order-payment (E3)'));
   return callPartner('createHostappOrderPayment', {
     url,
+    reach: reachOf(hostapp.internalUrls, 'create_order_payment', url),
     authorization: hostappAuthorization(hostapp, user.userAccessToken),
     signingSecrets: hostapp.signingSecrets,
     headers: userHeader(user),
@@ -54,6 +56,7 @@ export function getPaymentStatusAtHostapp(
   if (!url) return Promise.resolve(notRegistered('get-payment-status (E4)'));
   const common = {
     url,
+    reach: reachOf(hostapp.internalUrls, 'get_payment_status', url),
     authorization: hostappAuthorization(hostapp, user.userAccessToken),
     signingSecrets: hostapp.signingSecrets,
     headers: userHeader(user),
@@ -72,6 +75,7 @@ export function deliverEventToHostapp(
   if (!url) return Promise.resolve(notRegistered('event receiver (E7)'));
   return callPartner('receiveHostappEvent', {
     url,
+    reach: reachOf(hostapp.internalUrls, 'events', url),
     authorization: hostappAuthorization(hostapp),
     signingSecrets: hostapp.signingSecrets,
     headers: { 'X-Minibridge-Event-Id': eventId },

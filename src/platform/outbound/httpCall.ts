@@ -1,10 +1,16 @@
 import { Agent, type Dispatcher } from 'undici';
+import { AddressRefused, publicOnlyConnector } from './addressPolicy.js';
 
 // Keep-alive connections to partner servers: every E1 makes an E3 call, and opening a connection
 // per call costs more than the call itself. undici's dispatcher, not node:http's ClientRequest:
-// about half the CPU per call (issue 12). A POST is never retried by it (not idempotent).
+// about half the CPU per call (ADR 0035). A POST is never retried by it (not idempotent), and no
+// redirect is followed (no redirect interceptor): a 3xx is an answer, judged like any other.
 // Its connect time-out is set past any operation's: the call's own time-out below always decides.
-const dispatcher = new Agent({ connections: 256, connect: { timeout: 120_000 } });
+const connectOptions = { timeout: 120_000 };
+/** Every partner URL: each new connection goes only to an address checked public (ADR 0038). */
+const publicOnly = new Agent({ connections: 256, connect: publicOnlyConnector(connectOptions) });
+/** A URL an operator registered on an internal address, the one explicit exception (ADR 0038). */
+const operatorApproved = new Agent({ connections: 256, connect: connectOptions });
 
 export interface HttpCallInit {
   method: string;
@@ -16,6 +22,12 @@ export interface HttpCallInit {
   timeoutMs: number;
   /** The most answer body bytes read (the operation's `x-max-answer-bytes`); more fails the call. */
   maxAnswerBytes: number;
+  /**
+   * `public`: connect only to addresses the host resolves to that are public, checked for every
+   * connection (a refusal is an AddressRefused). `operator-approved`: an operator registered
+   * this URL on an internal address, which the platform then calls as written.
+   */
+  reach: 'public' | 'operator-approved';
 }
 
 /** A complete answer: its status and every byte of its body. */
@@ -80,7 +92,7 @@ export function httpCall(url: URL, init: HttpCallInit): Promise<HttpAnswer> {
       bodyTimeout: init.timeoutMs + 1000,
     };
     try {
-      dispatcher.dispatch(options, {
+      (init.reach === 'operator-approved' ? operatorApproved : publicOnly).dispatch(options, {
         onRequestStart(started) {
           controller = started;
           if (cutBeforeStart) started.abort(cutBeforeStart);
@@ -102,7 +114,8 @@ export function httpCall(url: URL, init: HttpCallInit): Promise<HttpAnswer> {
           // Once the answer has begun, a failure is the connection breaking under it.
           // Closed before any answer: reported as node:http did (ECONNRESET), not as undici's UND_ERR_SOCKET.
           const closedEarly = (error as { code?: string }).code === 'UND_ERR_SOCKET';
-          if (status === 0 && !closedEarly) fail(Object.assign(new Error(error.message), { cause: error }));
+          if (error instanceof AddressRefused) fail(error);
+          else if (status === 0 && !closedEarly) fail(Object.assign(new Error(error.message), { cause: error }));
           else fail(brokenConnection(error, status === 0 ? 'before' : 'during'));
         },
       });

@@ -2,6 +2,7 @@ import type { components } from '../../../generated/types/miniapp.js';
 import type { JsonText } from '../../contract/json.js';
 import { basicAuthorization } from '../../wire/credentials.js';
 import type { Miniapp } from '../registry/registry.js';
+import { reachOf } from './addressPolicy.js';
 import { callPartner, type PartnerAnswer, type PartnerOutcome } from './partnerCall.js';
 
 type Schemas = components['schemas'];
@@ -21,6 +22,7 @@ export function deliverOrderCompletion(
   if (!url) return Promise.resolve(notRegistered('complete-order (E6)'));
   return callPartner('receiveOrderCompletion', {
     url,
+    reach: reachOf(miniapp.internalUrls, 'complete_order', url),
     authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
     signingSecrets: miniapp.signingSecrets,
     headers: { 'X-Minibridge-Event-Id': eventId, 'X-Minibridge-Delivery-Attempt': String(attempt) },
@@ -39,6 +41,7 @@ export function deliverEventToMiniapp(
   if (!url) return Promise.resolve(notRegistered('event receiver (E7)'));
   return callPartner('receiveMiniappEvent', {
     url,
+    reach: reachOf(miniapp.internalUrls, 'events', url),
     authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
     signingSecrets: miniapp.signingSecrets,
     headers: { 'X-Minibridge-Event-Id': eventId },

@@ -4,6 +4,7 @@ import type { operations as MiniappOperations } from '../../../generated/types/m
 import { conforms, explain, operation } from '../../contract/operations.js';
 import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText, type JsonText } from '../../contract/json.js';
 import { signRequest } from '../../wire/signing.js';
+import { AddressRefused } from './addressPolicy.js';
 import { AnswerTooLargeError, httpCall } from './httpCall.js';
 
 /** Every operation the partner APIs define, as openapi-typescript generated them. */
@@ -35,6 +36,8 @@ export type PartnerAnswer<Id extends PartnerOperationId> = PartnerOperations[Id]
 export type PartnerFailure =
   | { kind: 'timeout'; detail: string }
   | { kind: 'unreachable'; detail: string }
+  /** The registered URL leads to a non-public address (ADR 0038); nothing was sent. */
+  | { kind: 'refused'; detail: string }
   | { kind: 'http_status'; detail: string; status: number }
   | { kind: 'not_json'; detail: string; status: number }
   | { kind: 'too_large'; detail: string; status: number }
@@ -73,6 +76,8 @@ export type AnswerReading = 'interpreted' | 'forwarded';
 export type PartnerRequest<Id extends PartnerOperationId> = {
   /** The URL the partner registered for the operation (ADR 0012), its own query string kept. */
   url: string;
+  /** `operator-approved` only for a URL an operator registered on an internal address (ADR 0038). */
+  reach: 'public' | 'operator-approved';
   authorization: string;
   /** The partner's signing secrets; with none, the request goes unsigned. */
   signingSecrets: readonly string[];
@@ -123,14 +128,16 @@ export async function callPartner<Id extends PartnerOperationId>(
 
   let answer: { status: number; body: Buffer };
   try {
-    answer = await httpCall(target, { method: contract.method, headers, body, timeoutMs, maxAnswerBytes });
+    answer = await httpCall(target, { method: contract.method, headers, body, timeoutMs, maxAnswerBytes, reach: request.reach });
   } catch (error) {
     const failure: PartnerFailure =
-      error instanceof AnswerTooLargeError
-        ? { kind: 'too_large', status: error.status, detail: `${error.message} (the API allows ${error.limit})` }
-        : isTimeout(error)
-          ? { kind: 'timeout', detail: `no complete answer within ${timeoutMs / 1000} s` }
-          : { kind: 'unreachable', detail: describeNetworkError(error) };
+      error instanceof AddressRefused
+        ? { kind: 'refused', detail: error.message }
+        : error instanceof AnswerTooLargeError
+          ? { kind: 'too_large', status: error.status, detail: `${error.message} (the API allows ${error.limit})` }
+          : isTimeout(error)
+            ? { kind: 'timeout', detail: `no complete answer within ${timeoutMs / 1000} s` }
+            : { kind: 'unreachable', detail: describeNetworkError(error) };
     return { ok: false, failure, durationMs: elapsed() };
   }
   const { status } = answer;

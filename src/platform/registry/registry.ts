@@ -3,6 +3,7 @@ import { IpAllowList } from '../auth/ipAllowList.js';
 import { safeEqual } from '../../wire/credentials.js';
 import { signingSecretProblem } from '../../wire/signing.js';
 import { RegistryError } from './registryError.js';
+import { internalUrlNames } from '../outbound/addressPolicy.js';
 
 type RegistryFile = components['schemas']['Registry'];
 type HostappRegistration = components['schemas']['HostappRegistration'];
@@ -18,6 +19,11 @@ interface PartnerBase {
   signingSecrets: string[];
   allowList: IpAllowList;
   features: Required<components['schemas']['Features']>;
+  /**
+   * The names of the partner's URLs an operator registered on internal addresses: the platform
+   * calls those as written; every other URL only at public addresses (ADR 0038).
+   */
+  internalUrls: ReadonlySet<string>;
 }
 export interface Hostapp extends PartnerBase {
   kind: 'hostapp';
@@ -38,9 +44,14 @@ export class Registry {
   private readonly hostapps = new Map<string, Hostapp>();
   private readonly miniapps = new Map<string, Miniapp>();
 
-  /** A registry of partners already resolved (the dashboard's snapshot of the database). */
-  static of(hostapps: readonly Hostapp[], miniapps: readonly Miniapp[]): Registry {
+  /**
+   * A registry of partners already resolved (the dashboard's snapshot of the database).
+   * `decoy` does the work of a partner's `secretMatches` and answers false: the check made for an
+   * id nobody registered, so sign-in takes the same time whether an id exists or not.
+   */
+  static of(hostapps: readonly Hostapp[], miniapps: readonly Miniapp[], decoy?: (presented: string) => boolean): Registry {
     const registry = new Registry({ hostapps: [], miniapps: [] }, () => '', 'snapshot');
+    if (decoy) registry.decoySecretCheck = decoy;
     for (const hostapp of hostapps) registry.hostapps.set(hostapp.id, withoutSecretsInJson(hostapp));
     for (const miniapp of miniapps) registry.miniapps.set(miniapp.id, withoutSecretsInJson(miniapp));
     return registry;
@@ -67,6 +78,8 @@ export class Registry {
             })
           : [],
         allowList: allowList(registration.allowed_ips ?? [], `${source}: ${where}.allowed_ips`),
+        // The registry file is the operator's: an internal URL in it is the operator's exception.
+        internalUrls: new Set(internalUrlNames(registration.urls as Record<string, string> | undefined)),
         features: {
           payments: false,
           event_bridge: false,
@@ -111,6 +124,20 @@ export class Registry {
     });
   }
 
+  /** A file registry's partners compare secrets with safeEqual; the decoy does the same against a secret nobody has. */
+  private decoySecretCheck: (presented: string) => boolean = (presented) => {
+    safeEqual(presented, DECOY_SECRET);
+    return false;
+  };
+
+  /**
+   * Whether `presented` is an active secret_key of the partner, or, for an id nobody registered,
+   * the same work answering false (ADR 0038): what a sign-in costs says nothing about which ids exist.
+   */
+  secretMatchesOrDecoy(partner: Partner | undefined, presented: string): boolean {
+    return partner ? partner.secretMatches(presented) : this.decoySecretCheck(presented);
+  }
+
   hostapp(clientId: string): Hostapp | undefined {
     return this.hostapps.get(clientId);
   }
@@ -124,6 +151,17 @@ export class Registry {
     return miniapp.hostapps.has(hostapp.id);
   }
 
+  /**
+   * Partners that take part in payments without request signing, as `kind:id`: Basic secrets
+   * alone are weak for money, so a production start names them (ADR 0038; signing stays opt-in
+   * within v1 for compatibility).
+   */
+  unsignedPaymentPartners(): string[] {
+    return [...this.hostapps.values(), ...this.miniapps.values()]
+      .filter((partner) => partner.features.payments && partner.signingSecrets.length === 0)
+      .map((partner) => `${partner.kind}:${partner.id}`);
+  }
+
   get size(): { hostapps: number; miniapps: number } {
     return { hostapps: this.hostapps.size, miniapps: this.miniapps.size };
   }
@@ -133,6 +171,9 @@ export class Registry {
     return { hostapps: [...this.hostapps.keys()], miniapps: [...this.miniapps.keys()] };
   }
 }
+
+/** Compared against when an id is not registered; never a partner's secret (it is not a secret at all). */
+const DECOY_SECRET = 'not-a-registered-secret';
 
 function withoutSecretsInJson<T extends Partner>(partner: T): T {
   Object.defineProperty(partner, 'toJSON', { value: () => ({ kind: partner.kind, id: partner.id }), enumerable: false });

@@ -29,7 +29,7 @@ export type {
 } from './orderPayments.js';
 export type { AttemptRecord, AttemptResult, ClaimOptions, ClaimedDelivery, ListDeliveriesQuery, RecordedAttempt } from './outbox.js';
 export { InvalidCursorError, lostAttemptError } from './outbox.js';
-export type { CredentialRow, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
+export type { CredentialRow, NewAuditEntry, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
 export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
 export type { AskRecord, ReconcileClaim, ReconcileClaimOptions } from './reconciliation.js';

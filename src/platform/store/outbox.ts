@@ -2,7 +2,7 @@ import type { components } from '../../../generated/types/platform.js';
 import { randomUUID } from 'node:crypto';
 import { DatabaseUnavailableError } from './availability.js';
 import { batched, type BatchOptions } from './batch.js';
-import type { Db } from './db.js';
+import type { Db, Queryable } from './db.js';
 import { addMs, isoOrNull, type Clock } from './time.js';
 
 type Delivery = components['schemas']['Delivery'];
@@ -110,8 +110,15 @@ export interface Outbox {
   recordAndHandOff(record: AttemptRecord, handOff: HandOff): Promise<RecordedAttempt>;
   list(query: ListDeliveriesQuery): Promise<DeliveryList>;
   get(deliveryId: string): Promise<DeliveryDetail | null>;
-  /** Queues an attempt now with a fresh schedule, whatever the state; null when unknown. */
-  requeue(deliveryId: string): Promise<Delivery | null>;
+  /**
+   * A redelivery (ADR 0038): queues an attempt now with a fresh schedule, whatever the state,
+   * but never touches a live lease. While an attempt is in flight (`coalesced: true`) the
+   * delivery is left as it is: that attempt is the redelivery, and a second request to the
+   * miniapp for one delivery, or one past its `x-max-in-flight`, is never opened. A delivery
+   * already due keeps its place in the queue. Null when unknown. `q`: run in the caller's
+   * transaction (with its audit entries).
+   */
+  requeue(deliveryId: string, q?: Queryable): Promise<{ delivery: Delivery; coalesced: boolean } | null>;
   countPending(): Promise<number>;
 }
 
@@ -623,16 +630,24 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       });
     },
 
-    async requeue(deliveryId) {
+    async requeue(deliveryId, q = db) {
       if (!uuidPattern.test(deliveryId)) return null;
-      const [row] = await db.query<DeliveryRow>(
-        `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, horizon_started_at = $2,
-           lease_id = NULL, lease_until = NULL
-         WHERE delivery_id = $1
+      const now = clock();
+      // The guard is judged on the row as it is once locked, so a claim that leased it first is
+      // seen. An expired lease is an attempt that crashed, not one in flight: cleared as before.
+      const [queued] = await q.query<DeliveryRow>(
+        `UPDATE deliveries SET status = 'pending',
+           next_attempt_at = CASE WHEN status = 'pending' AND next_attempt_at <= $2 THEN next_attempt_at ELSE $2 END,
+           horizon_started_at = $2, lease_id = NULL, lease_until = NULL
+         WHERE delivery_id = $1 AND (lease_until IS NULL OR lease_until < $2)
          RETURNING ${deliveryColumns('deliveries')}`,
-        [deliveryId, clock()],
+        [deliveryId, now],
       );
-      return row ? toDelivery(row) : null;
+      if (queued) return { delivery: toDelivery(queued), coalesced: false };
+      const [inFlight] = await q.query<DeliveryRow>(`SELECT ${deliveryColumns('deliveries')} FROM deliveries WHERE delivery_id = $1`, [
+        deliveryId,
+      ]);
+      return inFlight ? { delivery: toDelivery(inFlight), coalesced: true } : null;
     },
 
     async countPending() {

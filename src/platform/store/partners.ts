@@ -26,6 +26,8 @@ export interface CredentialRow {
   kind: CredentialKind;
   verifier: string;
   sealed: string | null;
+  /** `import`: brought by the registry file; `dashboard`: issued through the Dashboard API (ADR 0038). */
+  origin: 'import' | 'dashboard';
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -53,7 +55,7 @@ const cursorPattern = /^[1-9]\d{0,18}$/;
 export function createPartners(db: Db, clock: Clock) {
   const partnerColumns = 'partner_type, partner_id, settings, import_digest, created_at, updated_at';
   const credentialColumns =
-    'credential_id::text AS credential_id, partner_type, partner_id, kind, verifier, sealed, created_at, revoked_at';
+    'credential_id::text AS credential_id, partner_type, partner_id, kind, verifier, sealed, origin, created_at, revoked_at';
   return {
     clock,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction(fn),
@@ -75,17 +77,18 @@ export function createPartners(db: Db, clock: Clock) {
       return row;
     },
 
+    /** A page of partners after the id `after` (the one the previous page's cursor names), and the next cursor. */
     async list(
       kind: PartnerKind,
       limit: number,
-      cursor: string | undefined,
+      after: string | undefined,
       only?: readonly string[],
     ): Promise<{ rows: PartnerRow[]; next: string | null }> {
       const rows = await db.query<PartnerRow>(
         `SELECT ${partnerColumns} FROM partners
          WHERE partner_type = $1 AND ($2::text IS NULL OR partner_id > $2) AND ($3::text[] IS NULL OR partner_id = ANY($3::text[]))
          ORDER BY partner_id LIMIT $4`,
-        [kind, cursor === undefined ? null : Buffer.from(cursor, 'base64url').toString('utf8'), only ? [...only] : null, limit + 1],
+        [kind, after ?? null, only ? [...only] : null, limit + 1],
       );
       const page = rows.slice(0, limit);
       return { rows: page, next: rows.length > limit ? Buffer.from(page[page.length - 1]!.partner_id).toString('base64url') : null };
@@ -157,11 +160,19 @@ export function createPartners(db: Db, clock: Clock) {
       );
     },
 
+    /** Every credential of one kind a partner ever had, active or revoked, oldest first (the registry import's reconciliation). */
+    async credentialHistory(q: Queryable, kind: PartnerKind, id: string, credentialKind: CredentialKind): Promise<CredentialRow[]> {
+      return q.query<CredentialRow>(
+        `SELECT ${credentialColumns} FROM partner_credentials WHERE partner_type = $1 AND partner_id = $2 AND kind = $3 ORDER BY seq`,
+        [kind, id, credentialKind],
+      );
+    },
+
     async insertCredential(q: Queryable, row: Omit<CredentialRow, 'credential_id' | 'created_at' | 'revoked_at'>): Promise<CredentialRow> {
       const [inserted] = await q.query<CredentialRow>(
-        `INSERT INTO partner_credentials (credential_id, partner_type, partner_id, kind, verifier, sealed, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${credentialColumns}`,
-        [randomUUID(), row.partner_type, row.partner_id, row.kind, row.verifier, row.sealed, clock()],
+        `INSERT INTO partner_credentials (credential_id, partner_type, partner_id, kind, verifier, sealed, origin, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${credentialColumns}`,
+        [randomUUID(), row.partner_type, row.partner_id, row.kind, row.verifier, row.sealed, row.origin, clock()],
       );
       return inserted!;
     },
@@ -227,6 +238,32 @@ export function createPartners(db: Db, clock: Clock) {
         })),
         next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null,
       };
+    },
+
+    /** Which key sealed the secrets, and the verifier pepper sealed under it (ADR 0038); undefined before the first record. */
+    async keyRecord(q: Queryable): Promise<{ key_id: string; pepper: string } | undefined> {
+      const [row] = await q.query<{ key_id: string; pepper: string }>('SELECT key_id, pepper FROM secrets_key');
+      return row;
+    },
+
+    async saveKeyRecord(q: Queryable, record: { key_id: string; pepper: string }): Promise<void> {
+      await q.query(
+        `INSERT INTO secrets_key (singleton, key_id, pepper, sealed_at) VALUES (TRUE, $1, $2, $3)
+         ON CONFLICT (singleton) DO UPDATE SET key_id = EXCLUDED.key_id, pepper = EXCLUDED.pepper, sealed_at = EXCLUDED.sealed_at`,
+        [record.key_id, record.pepper, clock()],
+      );
+    },
+
+    /** Every credential still holding its sealed secret (the active ones), for re-sealing under a new key. */
+    async sealedCredentials(q: Queryable): Promise<Pick<CredentialRow, 'credential_id' | 'partner_type' | 'partner_id' | 'sealed'>[]> {
+      return q.query(
+        `SELECT credential_id::text AS credential_id, partner_type, partner_id, sealed FROM partner_credentials
+         WHERE sealed IS NOT NULL ORDER BY seq`,
+      );
+    },
+
+    async reseal(q: Queryable, credentialId: string, sealed: string): Promise<void> {
+      await q.query('UPDATE partner_credentials SET sealed = $2 WHERE credential_id = $1 AND sealed IS NOT NULL', [credentialId, sealed]);
     },
 
     /** Tells every instance the partners changed (delivered on commit; ADR 0028). */

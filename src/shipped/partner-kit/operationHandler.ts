@@ -112,14 +112,18 @@ async function readAuthenticatedRequest(req: Request, binding: OperationBinding)
   const rawBody = raw.toString('utf8');
 
   if (binding.signingSecrets && binding.signingSecrets.length > 0) {
+    // One reading of the clock for the window and the replay keys' expiry, so they agree (ADR 0038).
+    const nowMs = Date.now();
     const verification = verifyRequest(
       raw,
       signatureInput((name) => header(req, name)),
       binding.signingSecrets,
+      Math.floor(nowMs / 1000),
     );
     if (!verification.ok) throw new Refusal('unauthorized', describeVerificationFailure(verification));
-    // Every valid signature is remembered: one signed in both schemes stays a replay with either removed.
-    const fresh = verification.replayKeys.map((key) => binding.replayCache.remember(key.digest, key.timestamp));
+    // Every signed message the request carries is remembered, whichever secrets signed it: a copy
+    // with either scheme's headers removed, or with one of a rotation's two signatures, is a replay.
+    const fresh = verification.replayKeys.map((key) => binding.replayCache.remember(key.digest, key.timestamp, nowMs));
     if (fresh.includes(false)) throw new Refusal('unauthorized', 'this signature was already accepted within the replay window (replay)');
   }
   const userTokenAllowed = op.security.some((requirement) => 'userAccessToken' in requirement);
