@@ -46,4 +46,6 @@ export interface BenchContext {
   minibridgeEnv(database: { url: string } | { dir: string }, extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   notes: string[];
   log(message: string): void;
+  /** The bench's own processes and PostgreSQL backends: what is not other sessions' work (rounds.accounted). */
+  ours(): Promise<number[]>;
 }

@@ -67,3 +67,35 @@ export function cpuMeter(pids: () => number[]): { start(): void; sample(): void;
     },
   };
 }
+
+/**
+ * CPU seconds the whole machine has spent running processes (all cores: user, nice, system,
+ * steal), from /proc/stat. Interrupt time is left out: on loopback it is mostly the bench's own
+ * traffic, and no process is charged for it.
+ */
+export function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , , , steal = 0] = fields;
+  return (user + nice + system + steal) / TICKS_PER_SECOND;
+}
+
+/**
+ * How many cores other work on the machine used while `run` ran: the machine's busy time less
+ * the CPU of `ours()` (the bench's own processes and PostgreSQL backends, asked before and after;
+ * one first seen after counts from zero, its whole life being within the run), per second.
+ * Other sessions' test runs share this machine: a ratio measured while they ran is suspect.
+ */
+export async function foreignCores<T>(ours: () => Promise<number[]>, run: () => Promise<T>): Promise<{ result: T; foreignCores: number }> {
+  const before = new Map((await ours()).map((pid) => [pid, cpuSeconds(pid) ?? 0]));
+  const busyBefore = machineBusySeconds();
+  const started = performance.now();
+  const result = await run();
+  const seconds = (performance.now() - started) / 1000;
+  const busy = machineBusySeconds() - busyBefore;
+  let own = 0;
+  for (const pid of new Set([...before.keys(), ...(await ours())])) {
+    const now = cpuSeconds(pid);
+    if (now !== undefined) own += now - (before.get(pid) ?? 0);
+  }
+  return { result, foreignCores: Math.max(0, busy - own) / seconds };
+}

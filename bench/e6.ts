@@ -55,8 +55,14 @@ async function queue(
       },
     },
   ];
-  const e1 = await accounted(contender, context.observer, async () =>
-    runOf(await load({ url: contender.url, requests: e1Requests, amount: count, connections: settings.connections, durationSeconds: 600 })),
+  const e1 = await accounted(
+    contender,
+    context.observer,
+    async () =>
+      runOf(
+        await load({ url: contender.url, requests: e1Requests, amount: count, connections: settings.connections, durationSeconds: 600 }),
+      ),
+    context.ours,
   );
   let next = 0;
   const e5Requests: autocannon.Request[] = [
@@ -67,10 +73,20 @@ async function queue(
       setupRequest: (request) => ({ ...request, body: e5Body(ids[next++ % ids.length]!) }),
     },
   ];
-  const e5 = await accounted(contender, context.observer, async () =>
-    runOf(
-      await load({ url: contender.url, requests: e5Requests, amount: ids.length, connections: settings.connections, durationSeconds: 600 }),
-    ),
+  const e5 = await accounted(
+    contender,
+    context.observer,
+    async () =>
+      runOf(
+        await load({
+          url: contender.url,
+          requests: e5Requests,
+          amount: ids.length,
+          connections: settings.connections,
+          durationSeconds: 600,
+        }),
+      ),
+    context.ours,
   );
   return { e1, e5, ids };
 }
@@ -145,24 +161,29 @@ export async function e6Phase(context: BenchContext, main: { minibridge: Contend
         await resetArrivals(miniapp.url);
         const draining = await start(kind, 'drain');
         const problems: string[] = [];
-        const sample = await accounted(as(kind, 'drain', draining), context.observer, async () => {
-          await setDue(schemas.get(kind)!.url, false);
-          await waitUntilAsync(
-            async () => (await arrivalCount(miniapp.url)).distinct >= expected,
-            settings.drainTimeoutMs,
-            'E6 (drain)',
-          ).catch(() => problems.push('E6 missing at the time-out'));
-          const arrivals = await arrivalsAt(miniapp.url);
-          const times = arrivals.map((a) => a.at);
-          const ms = Math.max(...times) - Math.min(...times);
-          return {
-            ops: arrivals.length,
-            opsPerSecond: ((arrivals.length - 1) / ms) * 1000,
-            latencyP50Ms: NaN,
-            latencyP99Ms: NaN,
-            failures: 0,
-          };
-        });
+        const sample = await accounted(
+          as(kind, 'drain', draining),
+          context.observer,
+          async () => {
+            await setDue(schemas.get(kind)!.url, false);
+            await waitUntilAsync(
+              async () => (await arrivalCount(miniapp.url)).distinct >= expected,
+              settings.drainTimeoutMs,
+              'E6 (drain)',
+            ).catch(() => problems.push('E6 missing at the time-out'));
+            const arrivals = await arrivalsAt(miniapp.url);
+            const times = arrivals.map((a) => a.at);
+            const ms = Math.max(...times) - Math.min(...times);
+            return {
+              ops: arrivals.length,
+              opsPerSecond: ((arrivals.length - 1) / ms) * 1000,
+              latencyP50Ms: NaN,
+              latencyP99Ms: NaN,
+              failures: 0,
+            };
+          },
+          context.ours,
+        );
         await processes.stop(draining);
         const arrived = countArrivals(await arrivalsAt(miniapp.url));
         const drained: DrainRound = {

@@ -44,6 +44,8 @@ export interface PostgresObserver {
   walPosition(): Promise<bigint>;
   schemaBytes(schema: string): Promise<number>;
   backendPids(applicationName: string): Promise<number[]>;
+  /** Every backend of this bench run (application_name bench-…, this observer's own included). */
+  benchBackendPids(): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,10 @@ export async function observePostgres(url: string): Promise<PostgresObserver> {
       const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
         applicationName,
       ]);
+      return rows.map((row) => row.pid);
+    },
+    async benchBackendPids() {
+      const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'bench-%'");
       return rows.map((row) => row.pid);
     },
     close: () => client.end(),

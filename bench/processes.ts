@@ -111,6 +111,10 @@ export function createProcesses(mode: 'compiled' | 'tsx', options: ProcessOption
       await server.stop(15_000);
       running.splice(running.indexOf(server), 1);
     },
+    /** The processes running now. */
+    pids(): number[] {
+      return running.map((server) => server.pid);
+    },
     async stopAll(): Promise<void> {
       await Promise.all(running.splice(0).map((server) => server.stop(2_000)));
     },

@@ -149,8 +149,8 @@ function pathTable(path: PathResult): string[] {
   const lines = [
     `### ${path.title}`,
     '',
-    `| Contender | ${path.unit}/s | Minibridge ÷ this | p99 ms | CPU ms/${path.unit} (process + PostgreSQL) | WAL B/${path.unit} | stored B/${path.unit} | connections | peak RSS MiB | paced p99 ms | failures |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| Contender | ${path.unit}/s | Minibridge ÷ this | p99 ms | CPU ms/${path.unit} (process + PostgreSQL) | WAL B/${path.unit} | stored B/${path.unit} | connections | peak RSS MiB | paced p99 ms | other work, cores | failures |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const contender of path.contenders) {
     const s = contender.samples;
@@ -182,6 +182,19 @@ function pathTable(path: PathResult): string[] {
   return lines;
 }
 
+/** How much other work ran on the machine during the measured runs: 0 on a machine used alone. */
+function disturbance(results: BenchResults): string[] {
+  const foreign = results.paths
+    .flatMap((p) => p.contenders.flatMap((c) => c.samples.map((s) => s.foreignCores)))
+    .filter((v) => v !== undefined);
+  if (foreign.length === 0) return [];
+  const figure = spread(foreign);
+  return [
+    `Other work on the machine (other sessions' processes) during the measured runs: median ${fixed(figure.median, 2)} cores, at most ${fixed(figure.max, 2)} of ${results.machine.cores}. A run of record needs the machine to itself; ratios from a disturbed run move by more than ±10% from one run to the next.`,
+    '',
+  ];
+}
+
 export function markdown(results: BenchResults): string {
   const { machine } = results;
   const lines = [
@@ -193,6 +206,7 @@ export function markdown(results: BenchResults): string {
       .map(([k, v]) => `${k}=${v}`)
       .join(', ')}.`,
     '',
+    ...disturbance(results),
     '## Targets',
     '',
     'Each verdict is a ratio to a contender measured in the same run: the median of the rounds, its range beside it.',

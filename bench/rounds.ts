@@ -3,7 +3,7 @@
  * per round, the order reversed every other round (stats.roundOrder), so that the machine's drift
  * falls on all of them alike; the ratios are then taken per round (stats.pairedRatio).
  */
-import { cpuSeconds, postgresIsLocal } from './cpu.js';
+import { cpuSeconds, foreignCores, postgresIsLocal } from './cpu.js';
 import type { PostgresObserver } from './postgres.js';
 import { roundOrder } from './stats.js';
 
@@ -48,6 +48,8 @@ export interface Sample extends PathRun {
   connections?: number;
   /** p99 of the paced (open-loop, fixed-rate) run that followed, when the path has one. */
   pacedP99Ms?: number;
+  /** Cores other work on the machine (other sessions' tests) used during the run: the run's disturbance. */
+  foreignCores?: number;
 }
 
 let local: boolean | undefined;
@@ -55,12 +57,14 @@ let local: boolean | undefined;
 /**
  * Runs `run` against `contender` and adds what it cost: CPU of its process and of its PostgreSQL
  * backends (those open at the start, and those opened during the run, whose whole life is in it),
- * WAL bytes and the growth of its schema, each per operation.
+ * WAL bytes and the growth of its schema, each per operation; with `ours` (the bench's own
+ * processes and backends), the cores other work on the machine used meanwhile.
  */
 export async function accounted(
   contender: Contender,
   observer: PostgresObserver | undefined,
   run: () => Promise<PathRun>,
+  ours?: () => Promise<number[]>,
 ): Promise<Sample> {
   local ??= postgresIsLocal();
   const postgres = observer && contender.postgres ? { observer, ...contender.postgres } : undefined;
@@ -71,11 +75,12 @@ export async function accounted(
   const storedBefore = postgres ? await postgres.observer.schemaBytes(postgres.schema) : 0;
   const processBefore = contender.pid === undefined ? undefined : cpuSeconds(contender.pid);
 
-  const result = await run();
+  const measured = ours ? await foreignCores(ours, run) : { result: await run(), foreignCores: undefined };
+  const result = measured.result;
 
   const processAfter = contender.pid === undefined ? undefined : cpuSeconds(contender.pid);
   const perOp = (total: number) => total / Math.max(1, result.ops);
-  const sample: Sample = { ...result };
+  const sample: Sample = { ...result, ...(measured.foreignCores === undefined ? {} : { foreignCores: measured.foreignCores }) };
   if (processBefore !== undefined && processAfter !== undefined)
     sample.cpuMsPerOp = { process: perOp((processAfter - processBefore) * 1000) };
   if (postgres) {

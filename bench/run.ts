@@ -45,6 +45,8 @@ const registryFile = join(workDir, 'registry.json');
 const mode = platformMode();
 const processes = createProcesses(mode, { cpuProfileDir: process.env.BENCH_CPU_PROF, gcTrace: process.env.BENCH_GC_TRACE });
 const notes: string[] = [];
+/** The bench's own processes and backends, set once PostgreSQL is observed. */
+let ours = async (): Promise<number[]> => [process.pid, ...processes.pids()];
 const dropSchemas: (() => Promise<void>)[] = [];
 
 function minibridgeEnv(database: { url: string } | { dir: string }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -137,7 +139,7 @@ async function measurePath(
     mark(c, `${path.id}-r${round + 1}-warm-up`);
     await path.run(c, settings.warmupSeconds);
     mark(c, `${path.id}-r${round + 1}-saturated`);
-    const sample: Sample = await accounted(c, observer, () => path.run(c, settings.durationSeconds));
+    const sample: Sample = await accounted(c, observer, () => path.run(c, settings.durationSeconds), ours);
     if (pacedOn.has(c.name)) {
       mark(c, `${path.id}-r${round + 1}-paced`);
       const steady = await paced({
@@ -156,6 +158,7 @@ async function measurePath(
       `${path.id} round ${round + 1} ${c.name}: ${sample.opsPerSecond.toFixed(0)} ${path.unit}/s` +
         (sample.cpuMsPerOp ? `, ${(sample.cpuMsPerOp.process + (sample.cpuMsPerOp.postgres ?? 0)).toFixed(3)} ms CPU` : '') +
         (sample.pacedP99Ms !== undefined ? `, paced p99 ${sample.pacedP99Ms.toFixed(1)} ms` : '') +
+        (sample.foreignCores !== undefined ? `, other work ${sample.foreignCores.toFixed(2)} cores` : '') +
         (sample.failures ? `, ${sample.failures} failures` : '') +
         (sample.problems ? `, ${sample.problems.join('; ')}` : ''),
     );
@@ -226,7 +229,8 @@ async function main(): Promise<BenchResults> {
   const observer = await observePostgres(databaseUrl).catch(() => undefined);
   if (!observer)
     notes.push(`PostgreSQL at ${databaseUrl.replace(/\/\/[^@]*@/, '//')} is unreachable: every part on PostgreSQL was skipped.`);
-  const context: BenchContext = { processes, observer, databaseUrl, hostapp, miniapp, workDir, minibridgeEnv, notes, log };
+  ours = async () => [process.pid, ...processes.pids(), ...((await observer?.benchBackendPids()) ?? [])];
+  const context: BenchContext = { processes, observer, databaseUrl, hostapp, miniapp, workDir, minibridgeEnv, notes, log, ours };
   const options: PathOptions = { connections: settings.connections, miniappUrl: miniapp.url, drainTimeoutMs: settings.drainTimeoutMs };
   const paths: PathResult[] = [];
   const onPostgres: Part[] = ['e1', 'e2', 'payment', 'e8', 'miniapp-event', 'e6'];

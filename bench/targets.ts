@@ -12,17 +12,17 @@ import { agreement, median, pairedRatio, type Agreement, type Spread } from './s
 
 /**
  * Goals that replace absolute times, each the absolute goal divided by its reference as measured
- * on the machine the absolute goals were met on (this one, quiet; bench/README.md).
+ * where the absolute goals were met (the full runs of 24 Nov 13:11–13:34; bench/README.md).
  */
 export const timeGoals = {
-  /** p99 added at 200 E1/s ÷ the durable limit's: 5 ms ÷ the limit's 2.5–2.6 ms added in the runs that met 5 ms. */
+  /** p99 added at 200 E1/s ÷ the durable limit's: 5 ms ÷ the limit's 2.45 ms added in those runs. */
   pacedAdded: 2,
   /** PGlite ready ÷ the same start on PostgreSQL: 1 s ÷ the 272 ms PostgreSQL took in the run of record that met 1 s. */
   ready: 3.7,
   /** Fresh-clone first start ÷ the same reference: 3 s ÷ 272 ms. */
   fresh: 11,
-  /** E5 → E6 p50 ÷ the durable limit's: 50 ms ÷ the limit's 2.3 ms. */
-  e6Latency: 22,
+  /** E5 → E6 p50 ÷ the durable limit's: 50 ms ÷ 2 ms, provisional (the limit's was first measured on a shared machine). */
+  e6Latency: 25,
 };
 
 const pathGoals = { durable: 0.8, peer: 1.5 };
