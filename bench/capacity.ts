@@ -58,12 +58,15 @@ export function capacityFigures(paths: readonly PathResult[], e6: E6Result | und
   };
 }
 
-/** A deployment's peak: operations per second, and an E6 backlog to drain. */
+/** A deployment's peak: operations per second, and the E6 backlog of its largest miniapp after an outage. */
 export interface Demand {
   perSecond: Record<Operation, number>;
   /** Operations per second on an average day (for storage and WAL per day). */
   meanPerSecond: Record<Operation, number>;
-  e6Backlog: number;
+  /** The share of all payments (so of E6s) going to the largest miniapp. */
+  largestMiniappShare: number;
+  /** How long that miniapp's server was down at the peak, its E6s queuing. */
+  outageSeconds: number;
 }
 
 export interface Plan {
@@ -77,11 +80,22 @@ export interface Plan {
   walMiBPerSecond: number;
   storedGiBPerDay: number;
   connections: number;
-  /**
-   * Seconds to drain the backlog: at what the instances have left at the peak, no faster than one
-   * instance drains, and no faster than one miniapp's x-max-in-flight and answer time allow.
-   */
-  backlog: { spareE6PerSecond: number; seconds: number; perMiniappLimitPerSecond: number };
+  /** The largest miniapp's E6s: what x-max-in-flight lets through, what the peak sends, the backlog and its drain. */
+  backlog: {
+    /** x-max-in-flight ÷ the miniapp's answer time: the most E6/s one miniapp can be sent. */
+    perMiniappLimitPerSecond: number;
+    /** The miniapp's share of the peak's E6s, still arriving while the backlog drains. */
+    livePerSecond: number;
+    /** E6s queued during the outage. */
+    queued: number;
+    /** What the instances have left at the peak, loaded to drainUtilisation, in E6/s. */
+    spareE6PerSecond: number;
+    /** E6/s the backlog shrinks by: the tightest of the bounds, less the live E6s; 0 or less never drains. */
+    netPerSecond: number;
+    /** Which bound was the tightest. */
+    decidedBy: string;
+    seconds: number;
+  };
 }
 
 /**
@@ -93,6 +107,8 @@ export const utilisation = 0.6;
 export const drainUtilisation = 0.9;
 /** The answer time of a miniapp server's E6 endpoint the backlog bound assumes. */
 export const miniappAnswerMs = 50;
+/** PostgreSQL's default max_connections. */
+export const postgresDefaultConnections = 100;
 
 export function plan(figures: CapacityFigures, demand: Demand): Plan {
   const costOf = (operation: Operation) => figures.operations.find((op) => op.operation === operation);
@@ -120,6 +136,16 @@ export function plan(figures: CapacityFigures, demand: Demand): Plan {
   const e6Cost = costOf('E6')!.platformCpuMs;
   const spareE6PerSecond = Math.max(0, instances * drainUtilisation - platformCores) * (1000 / e6Cost);
   const perMiniappLimitPerSecond = deliveryLimits().maxInFlightPerMiniapp * (1000 / miniappAnswerMs);
+  const livePerSecond = demand.largestMiniappShare * demand.perSecond.E6;
+  const queued = Math.round(livePerSecond * demand.outageSeconds);
+  // One miniapp's slots stay on the instance that holds them (ADR 0033): no faster than one instance drains.
+  const bounds: [string, number][] = [
+    ["the miniapp's x-max-in-flight", perMiniappLimitPerSecond],
+    ["one instance's drain rate", figures.e6PerSecond],
+    ["the instances' spare cores", spareE6PerSecond],
+  ];
+  const [decidedBy, tightest] = bounds.reduce((a, b) => (b[1] < a[1] ? b : a));
+  const netPerSecond = tightest - livePerSecond;
   return {
     rows,
     platformCores,
@@ -130,15 +156,22 @@ export function plan(figures: CapacityFigures, demand: Demand): Plan {
     storedGiBPerDay: storedBytesPerDay / 2 ** 30,
     connections: instances * figures.connectionsPerInstance.pool,
     backlog: {
-      spareE6PerSecond,
-      // One miniapp's backlog is drained by the instance holding its slots (ADR 0033): no faster than one instance drains.
-      seconds: demand.e6Backlog / Math.min(spareE6PerSecond, figures.e6PerSecond, perMiniappLimitPerSecond),
       perMiniappLimitPerSecond,
+      livePerSecond,
+      queued,
+      spareE6PerSecond,
+      netPerSecond,
+      decidedBy,
+      seconds: netPerSecond > 0 ? queued / netPerSecond : Number.POSITIVE_INFINITY,
     },
   };
 }
 
-/** The worked example: 10 million payments a day, a peak ten times the mean, each payment polled five times. */
+/**
+ * The worked example: 10 million payments a day, a peak ten times the mean, each payment polled
+ * five times; the largest miniapp takes a fifth of the payments and its server is down for
+ * fifteen minutes at the peak.
+ */
 export function superAppDemand(): Demand {
   const meanPayments = 10_000_000 / 86_400;
   const rates = (payments: number): Record<Operation, number> => ({
@@ -150,8 +183,7 @@ export function superAppDemand(): Demand {
     E8: payments,
     'miniapp event': payments,
   });
-  // Fifteen minutes of the peak's E6s, queued while one miniapp server that takes every payment was down.
-  return { perSecond: rates(10 * meanPayments), meanPerSecond: rates(meanPayments), e6Backlog: Math.round(10 * meanPayments * 15 * 60) };
+  return { perSecond: rates(10 * meanPayments), meanPerSecond: rates(meanPayments), largestMiniappShare: 0.2, outageSeconds: 15 * 60 };
 }
 
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -180,9 +212,11 @@ export function renderPlan(figures: CapacityFigures, demand: Demand, measuredAt:
     `| **total** | | **${n(p.platformCores, 2)}** | **${n(p.postgresCores, 2)}** | **${n(p.walMiBPerSecond, 2)}** |`,
     '',
     `- **Instances: ${p.instances}** (${n(p.platformCores, 2)} cores of JavaScript at ${utilisation * 100}% each, rounded up, plus one to lose), each on its own core.`,
-    `- **PostgreSQL: ${p.postgresVcpus} vCPUs** (${n(p.postgresCores, 2)} cores of backends at ${utilisation * 100}%), WAL at ${n(p.walMiBPerSecond, 1)} MiB/s at the peak, tables growing ${n(p.storedGiBPerDay, 1)} GiB a day on an average day (nothing is purged: budget the disk for the retention you keep).`,
-    `- **Connections: ${p.connections}** (${p.instances} × a pool of ${figures.connectionsPerInstance.pool}; ${figures.connectionsPerInstance.observed} seen open under load), below \`max_connections\` with room for maintenance.`,
-    `- **E6 backlog of ${n(demand.e6Backlog)}:** the instances have about ${n(p.backlog.spareE6PerSecond)} E6/s left at the peak (loaded to ${drainUtilisation * 100}%) and one instance drained ${n(figures.e6PerSecond)}/s, but one miniapp server gets at most ${n(p.backlog.perMiniappLimitPerSecond)}/s (\`x-max-in-flight\` ÷ an answer time of ${miniappAnswerMs} ms): drained in about ${n(p.backlog.seconds / 60)} minutes, while the peak goes on.`,
+    `- **PostgreSQL: ${p.postgresVcpus} vCPUs** (${n(p.postgresCores, 2)} cores of backends at ${utilisation * 100}%), WAL at ${n(p.walMiBPerSecond, 1)} MiB/s at the peak, tables growing by at most ${n(p.storedGiBPerDay, 1)} GiB a day on an average day (nothing is purged: budget the disk for the retention you keep).`,
+    p.connections + 10 <= postgresDefaultConnections
+      ? `- **Connections: ${p.connections}** (${p.instances} × a pool of ${figures.connectionsPerInstance.pool}; ${figures.connectionsPerInstance.observed} seen open under load), within PostgreSQL's default \`max_connections\` (${postgresDefaultConnections}) with room for maintenance.`
+      : `- **Connections: ${p.connections}** (${p.instances} × a pool of ${figures.connectionsPerInstance.pool}; ${figures.connectionsPerInstance.observed} seen open under load): more than PostgreSQL's default \`max_connections\` (${postgresDefaultConnections}) allows. Set it to at least ${p.connections + 10}, or put PgBouncer in transaction mode in front.`,
+    `- **E6 of the largest miniapp** (${n(demand.largestMiniappShare * 100)}% of payments): ${n(p.backlog.livePerSecond)}/s at the peak, against the ${n(p.backlog.perMiniappLimitPerSecond)}/s that \`x-max-in-flight\` lets through at an answer time of ${miniappAnswerMs} ms${p.backlog.livePerSecond >= p.backlog.perMiniappLimitPerSecond ? ': **more than it can be sent**, so its E6s fall behind at every peak unless its server answers faster' : ''}. A ${n(demand.outageSeconds / 60)}-minute outage at the peak queues ${n(p.backlog.queued)} of them; the instances have about ${n(p.backlog.spareE6PerSecond)} E6/s left and one instance drained ${n(figures.e6PerSecond)}/s, so ${p.backlog.decidedBy} decides: the backlog shrinks by ${n(Math.max(0, p.backlog.netPerSecond))}/s while the peak goes on, ${Number.isFinite(p.backlog.seconds) ? `and is gone in about ${n(p.backlog.seconds / 60)} minutes` : '**and does not shrink until the peak ends**'}.`,
   ].join('\n');
 }
 

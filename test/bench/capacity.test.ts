@@ -25,9 +25,9 @@ const figures: CapacityFigures = {
   e6PerSecond: 1000,
 };
 
-const demand = (payments: number, backlog = 0): Demand => {
+const demand = (payments: number, largestMiniappShare = 0.1, outageSeconds = 0): Demand => {
   const rates = { E1: payments, E2: 5 * payments, E5: payments, E6: payments, E8: payments, 'miniapp event': payments };
-  return { perSecond: rates, meanPerSecond: rates, e6Backlog: backlog };
+  return { perSecond: rates, meanPerSecond: rates, largestMiniappShare, outageSeconds };
 };
 
 describe('the capacity model', () => {
@@ -53,15 +53,37 @@ describe('the capacity model', () => {
     expect(plan(figures, demand(10_000)).postgresVcpus).toBe(16);
   });
 
-  it("drains a backlog no faster than the spare cores, one instance, or one miniapp's x-max-in-flight allow", () => {
+  it("drains a backlog no faster than the spare cores, one instance, or one miniapp's x-max-in-flight allow, less the E6s still coming", () => {
+    // The largest miniapp takes 10% of 1000 payments/s: 100 E6/s live; a 200-second outage queues 20,000.
     // 3 instances × 0.9 − 1.1 cores = 1.6 cores spare ÷ 0.1 ms per E6 = 16,000/s; one instance 1,000/s;
-    // one miniapp 16 × (1000 ÷ 50 ms) = 320/s: the miniapp bound decides.
-    const p = plan(figures, demand(1000, 32_000));
+    // one miniapp 16 × (1000 ÷ 50 ms) = 320/s: the miniapp bound decides, 220/s net.
+    const p = plan(figures, demand(1000, 0.1, 200));
+    expect(p.backlog).toMatchObject({
+      livePerSecond: 100,
+      queued: 20_000,
+      perMiniappLimitPerSecond: 320,
+      decidedBy: "the miniapp's x-max-in-flight",
+    });
     expect(p.backlog.spareE6PerSecond).toBeCloseTo(16_000);
-    expect(p.backlog.perMiniappLimitPerSecond).toBe(320);
-    expect(p.backlog.seconds).toBeCloseTo(100);
-    // An instance that drains only 100/s decides instead: a miniapp's slots stay on one instance.
-    expect(plan({ ...figures, e6PerSecond: 100 }, demand(1000, 32_000)).backlog.seconds).toBeCloseTo(320);
+    expect(p.backlog.netPerSecond).toBeCloseTo(220);
+    expect(p.backlog.seconds).toBeCloseTo(20_000 / 220);
+    // An instance that drains only 150/s decides instead: a miniapp's slots stay on one instance.
+    const slow = plan({ ...figures, e6PerSecond: 150 }, demand(1000, 0.1, 200)).backlog;
+    expect(slow.decidedBy).toBe("one instance's drain rate");
+    expect(slow.seconds).toBeCloseTo(20_000 / 50);
+  });
+
+  it('says a backlog never drains when the miniapp gets E6s as fast as its bound lets them through', () => {
+    const p = plan(figures, demand(1000, 0.4, 60));
+    expect(p.backlog.livePerSecond).toBe(400);
+    expect(p.backlog.netPerSecond).toBeLessThan(0);
+    expect(p.backlog.seconds).toBe(Number.POSITIVE_INFINITY);
+    expect(renderPlan(figures, demand(1000, 0.4, 60), 'a test')).toContain('more than it can be sent');
+  });
+
+  it("tells when the pools outgrow PostgreSQL's default max_connections", () => {
+    expect(renderPlan(figures, demand(1000), 'a test')).toContain('within PostgreSQL');
+    expect(renderPlan(figures, demand(3000), 'a test')).toContain('Set it to at least');
   });
 
   it('refuses a demand for an operation the run did not measure', () => {
@@ -74,7 +96,8 @@ describe('the capacity model', () => {
     expect(example.perSecond.E1).toBeCloseTo((10 * 10_000_000) / 86_400);
     expect(example.perSecond.E2).toBeCloseTo(5 * example.perSecond.E1);
     expect(example.meanPerSecond.E1).toBeCloseTo(10_000_000 / 86_400);
-    expect(example.e6Backlog).toBe(Math.round(example.perSecond.E6 * 900));
+    expect(example.largestMiniappShare).toBe(0.2);
+    expect(example.outageSeconds).toBe(900);
     expect(renderPlan(figures, example, 'a test')).toContain('| **total** |');
   });
 });
