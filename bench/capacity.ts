@@ -50,6 +50,8 @@ export function capacityFigures(paths: readonly PathResult[], e6: E6Result | und
   if (operations.length === 0) return undefined;
   const connections = [
     ...paths.flatMap((p) => p.contenders.filter((c) => c.role === 'subject').flatMap((c) => c.samples.map((s) => s.connections ?? 0))),
+    ...(e6?.queued['minibridge-postgres']?.e5 ?? []).map((s) => s.connections ?? 0),
+    ...(drain ?? []).map((d) => d.connections ?? 0),
   ];
   return {
     operations,
