@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import pg from 'pg';
 
 /** Clock ticks per second for /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -16,22 +15,6 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-/**
- * The PostgreSQL backends serving one contender: the server processes whose connections carry
- * `applicationName` (set in the contender's DATABASE_URL), found through pg_stat_activity. Other
- * helpers' tests use the same server; only these backends are counted.
- */
-export async function backendPids(url: string, applicationName: string): Promise<number[]> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
-    return rows.map((row) => row.pid);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Whether PostgreSQL runs on this machine (its backends are visible in /proc). */
 export function postgresIsLocal(): boolean {
   return readdirSync('/proc').some((entry) => {
@@ -42,30 +25,6 @@ export function postgresIsLocal(): boolean {
       return false;
     }
   });
-}
-
-/** CPU seconds of a set of processes, measured from `start()` to `stop()`; processes that exit in between count up to their last sample. */
-export function cpuMeter(pids: () => number[]): { start(): void; sample(): void; stop(): number } {
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
-  const sample = () => {
-    for (const pid of pids()) {
-      const used = cpuSeconds(pid);
-      if (used === undefined) continue;
-      if (!first.has(pid)) first.set(pid, used);
-      last.set(pid, used);
-    }
-  };
-  return {
-    start: sample,
-    sample,
-    stop() {
-      sample();
-      let total = 0;
-      for (const [pid, used] of last) total += used - first.get(pid)!;
-      return total;
-    },
-  };
 }
 
 /**

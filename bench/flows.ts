@@ -50,15 +50,7 @@ export async function completeOrders(
   return answeredAt;
 }
 
-export async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/** waitUntil for a condition that has to ask another process (polled every 20 ms). */
+/** Resolves once `condition` (which may ask another process) holds, polled every 20 ms; rejects after `timeoutMs`. */
 export async function waitUntilAsync(condition: () => Promise<boolean>, timeoutMs: number, what = 'a condition'): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {

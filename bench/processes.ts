@@ -103,10 +103,6 @@ export function createProcesses(mode: 'compiled' | 'tsx', options: ProcessOption
         ? child('contenders/compiledPlatform.mjs', env, profile, 'node')
         : child(PLATFORM_PROCESS, env, profile, 'tsx');
     },
-    /** A Minibridge instance through `node --import tsx`, whatever the mode (the tsx readiness figure). */
-    platformThroughTsx(env: NodeJS.ProcessEnv): Promise<ChildServer> {
-      return child(PLATFORM_PROCESS, env, false, 'tsx');
-    },
     async stop(server: ChildServer): Promise<void> {
       await server.stop(15_000);
       running.splice(running.indexOf(server), 1);

@@ -44,12 +44,6 @@ export function pairedRatio(a: readonly (number | undefined)[], b: readonly (num
   return { ...spread(pairs), pairs };
 }
 
-/** The half-width of a spread relative to its median: 0.05 means the rounds stayed within ±5%. */
-export function relativeHalfRange(figure: Spread): number {
-  if (figure.n === 0 || figure.median === 0) return Number.NaN;
-  return (figure.max - figure.min) / 2 / Math.abs(figure.median);
-}
-
 /**
  * The order of the contenders in round `round`: as given in even rounds, reversed in odd ones
  * (A B C, C B A, A B C …), so a drift that runs through a round favours no contender overall.

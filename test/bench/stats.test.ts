@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agreement, median, pairedRatio, relativeHalfRange, roundOrder, spread } from '../../bench/stats.js';
+import { lsnBytes } from '../../bench/postgres.js';
+import { agreement, median, pairedRatio, roundOrder, spread } from '../../bench/stats.js';
 
 describe('bench statistics', () => {
   it('takes the median of odd and even counts and ignores figures that were not measured', () => {
@@ -34,11 +35,6 @@ describe('bench statistics', () => {
     expect(ratio.n).toBe(2);
   });
 
-  it('gives the spread as a half-range relative to the median', () => {
-    expect(relativeHalfRange({ median: 1, min: 0.9, max: 1.1, n: 3 })).toBeCloseTo(0.1);
-    expect(relativeHalfRange({ median: Number.NaN, min: Number.NaN, max: Number.NaN, n: 0 })).toBeNaN();
-  });
-
   it('alternates the order of the contenders round by round', () => {
     expect(roundOrder(['a', 'b', 'c'], 0)).toEqual(['a', 'b', 'c']);
     expect(roundOrder(['a', 'b', 'c'], 1)).toEqual(['c', 'b', 'a']);
@@ -53,5 +49,13 @@ describe('bench statistics', () => {
     expect(agreement('x', 2, 1.9).difference).toBeCloseTo(-0.05);
     expect(agreement('x', Number.NaN, 1).agrees).toBe(false);
     expect(agreement('x', 0, 1).agrees).toBe(false);
+  });
+
+  it('reads a WAL position as bytes, so a difference of two is the WAL written between them', () => {
+    expect(lsnBytes('0/0')).toBe(0n);
+    expect(lsnBytes('0/FF')).toBe(255n);
+    expect(lsnBytes('1/0') - lsnBytes('0/FFFFFFFF')).toBe(1n);
+    expect(lsnBytes('16/B374D848')).toBe((0x16n << 32n) + 0xb374d848n);
+    expect(() => lsnBytes('not a position')).toThrow(/not a WAL position/);
   });
 });
