@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import pg from 'pg';
 
 /** Clock ticks per second for /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -16,22 +15,6 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-/**
- * The PostgreSQL backends serving one contender: the server processes whose connections carry
- * `applicationName` (set in the contender's DATABASE_URL), found through pg_stat_activity. Other
- * helpers' tests use the same server; only these backends are counted.
- */
-export async function backendPids(url: string, applicationName: string): Promise<number[]> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
-    return rows.map((row) => row.pid);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Whether PostgreSQL runs on this machine (its backends are visible in /proc). */
 export function postgresIsLocal(): boolean {
   return readdirSync('/proc').some((entry) => {
@@ -44,26 +27,34 @@ export function postgresIsLocal(): boolean {
   });
 }
 
-/** CPU seconds of a set of processes, measured from `start()` to `stop()`; processes that exit in between count up to their last sample. */
-export function cpuMeter(pids: () => number[]): { start(): void; sample(): void; stop(): number } {
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
-  const sample = () => {
-    for (const pid of pids()) {
-      const used = cpuSeconds(pid);
-      if (used === undefined) continue;
-      if (!first.has(pid)) first.set(pid, used);
-      last.set(pid, used);
-    }
-  };
-  return {
-    start: sample,
-    sample,
-    stop() {
-      sample();
-      let total = 0;
-      for (const [pid, used] of last) total += used - first.get(pid)!;
-      return total;
-    },
-  };
+/**
+ * CPU seconds the whole machine has spent running processes (all cores: user, nice, system,
+ * steal), from /proc/stat. Interrupt time is left out: on loopback it is mostly the bench's own
+ * traffic, and no process is charged for it.
+ */
+export function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , , , steal = 0] = fields;
+  return (user + nice + system + steal) / TICKS_PER_SECOND;
+}
+
+/**
+ * How many cores other work on the machine used while `run` ran: the machine's busy time less
+ * the CPU of `ours()` (the bench's own processes and PostgreSQL backends, asked before and after;
+ * one first seen after counts from zero, its whole life being within the run), per second.
+ * Other sessions' test runs share this machine: a ratio measured while they ran is suspect.
+ */
+export async function foreignCores<T>(ours: () => Promise<number[]>, run: () => Promise<T>): Promise<{ result: T; foreignCores: number }> {
+  const before = new Map((await ours()).map((pid) => [pid, cpuSeconds(pid) ?? 0]));
+  const busyBefore = machineBusySeconds();
+  const started = performance.now();
+  const result = await run();
+  const seconds = (performance.now() - started) / 1000;
+  const busy = machineBusySeconds() - busyBefore;
+  let own = 0;
+  for (const pid of new Set([...before.keys(), ...(await ours())])) {
+    const now = cpuSeconds(pid);
+    if (now !== undefined) own += now - (before.get(pid) ?? 0);
+  }
+  return { result, foreignCores: Math.max(0, busy - own) / seconds };
 }

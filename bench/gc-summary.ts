@@ -1,6 +1,6 @@
 /**
  * Summarises a V8 GC trace written by `BENCH_GC_TRACE=<file> npm run bench`: per contender and
- * phase (warm-up, saturated, paced), how often each kind of collection ran, its pauses, and what
+ * phase (`<path>-r<round>-warm-up`, `-saturated`, `-paced`), how often each kind of collection ran, its pauses, and what
  * a scavenge found alive (survived) and moved to the old generation (promoted). Survivors are
  * what makes scavenges slow and, once promoted, full mark-compacts come (ADR 0036).
  *

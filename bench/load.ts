@@ -10,6 +10,12 @@ export interface LoadOptions {
   body?: string;
   connections: number;
   durationSeconds: number;
+  /** Stop after this many requests instead of after durationSeconds. */
+  amount?: number;
+  /** A sequence each connection sends in turn (autocannon's requests), e.g. E1 then the E5 of its answer. */
+  requests?: autocannon.Request[];
+  /** Each answer's body; a false verdict counts the request as failed (autocannon's mismatches). */
+  verifyBody?: (body: string) => boolean;
 }
 
 export interface LoadResult {
@@ -17,7 +23,7 @@ export interface LoadResult {
   latencyP50Ms: number;
   latencyP99Ms: number;
   requests: number;
-  /** Answers other than 2xx, connection errors and time-outs. */
+  /** Answers other than 2xx, answers whose body failed verifyBody, connection errors and time-outs. */
   failures: number;
 }
 
@@ -31,14 +37,18 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     idReplacement: options.body?.includes('[<id>]') ?? false,
     connections: options.connections,
     duration: options.durationSeconds,
+    ...(options.amount === undefined ? {} : { amount: options.amount }),
+    ...(options.requests ? { requests: options.requests } : {}),
+    ...(options.verifyBody ? { verifyBody: (body: unknown) => options.verifyBody!(String(body)) } : {}),
     timeout: 20,
   });
   return {
-    requestsPerSecond: result.requests.average,
+    // Every request over the whole run: autocannon's per-second average drops a short run's last partial second.
+    requestsPerSecond: result.requests.total / result.duration,
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
     requests: result.requests.total,
-    failures: result.non2xx + result.errors + result.timeouts,
+    failures: result.non2xx + result.errors + result.timeouts + result.mismatches,
   };
 }
 

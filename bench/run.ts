@@ -1,136 +1,53 @@
 /**
- * npm run bench: one side-by-side run on this machine, loopback only. See bench/README.md for
- * what is measured and the environment knobs (BENCH_QUICK=1 for a short run).
+ * npm run bench: every path partners load, each against its durable limit and its peer, measured
+ * side by side on this machine in interleaved rounds; then E6 latency and drain, two instances
+ * behind a round-robin proxy, start-up, and the per-operation costs the capacity model needs. See
+ * bench/README.md for what is measured and the knobs (BENCH_QUICK=1 for a short run,
+ * BENCH_ONLY=e1,e2 for some parts).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFakeMiniapp } from './fakes/miniapp.js';
-import { completeOrders, createOrders, percentile, waitUntil } from './flows.js';
-import { load, paced, type LoadResult } from './load.js';
-import { backendPids, cpuMeter, postgresIsLocal } from './cpu.js';
+import type { ChildServer } from '../test/resilience/support/childProcess.js';
+import { capacityFigures } from './capacity.js';
+import { settings, type BenchContext } from './context.js';
+import { e6Phase } from './e6.js';
+import { createOrders } from './flows.js';
+import { paced } from './load.js';
 import { describeMachine } from './machine.js';
-import { openBenchDatabase } from './postgres.js';
-import { markdown, type BenchResults, type ContenderResult, type Target } from './report.js';
-import { E1_PATH, e1BodyTemplate, miniappHeaders, writeRegistry } from './scenario.js';
-import { startChild, type ChildServer } from '../test/resilience/support/childProcess.js';
-import { compiledIsCurrent } from '../scripts/lib/compiled-is-current.mjs';
+import { e1Path, e2Path, eventPath, paymentPath, type Path, type PathOptions } from './paths.js';
+import { observePostgres, openBenchDatabase, type PostgresObserver } from './postgres.js';
+import { createProcesses, platformMode, withApplicationName } from './processes.js';
+import { markdown, type BenchResults, type PathResult, type RatioResult } from './report.js';
+import { accounted, interleave, type Contender, type Sample } from './rounds.js';
+import { E1_PATH, e1BodyTemplate, miniappHeaders, parties, writeRegistry } from './scenario.js';
+import { pairedRatio } from './stats.js';
+import { startupPhase } from './startup.js';
+import { compareResults, targets } from './targets.js';
+import { twoInstancesPhase } from './twoInstances.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-/** The platform as a process, configured from the environment like production (shared with the crash tests). */
-const PLATFORM_PROCESS = '../test/resilience/platform-process.ts';
-const quick = process.env.BENCH_QUICK === '1';
-const setting = (name: string, normal: number, short: number) => (process.env[name] ? Number(process.env[name]) : quick ? short : normal);
-const settings = {
-  connections: setting('BENCH_CONNECTIONS', 50, 50),
-  durationSeconds: setting('BENCH_DURATION', 10, 3),
-  warmupSeconds: setting('BENCH_WARMUP', 3, 1),
-  pacedRate: setting('BENCH_PACED_RATE', 200, 200),
-  pacedSeconds: setting('BENCH_PACED_DURATION', 6, 3),
-  e6LatencyCount: setting('BENCH_E6_LATENCY_N', 500, 200),
-  e6DrainCount: setting('BENCH_E6_DRAIN_N', 2000, 500),
-  readyRuns: setting('BENCH_READY_RUNS', 3, 1),
-  logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
-};
-const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const cpuProfileDir = process.env.BENCH_CPU_PROF;
-/** BENCH_GC_TRACE=<file>: the Minibridge processes' V8 GC trace (--trace-gc-nvp), with the phases marked; see bench/gc-summary.ts. */
-const gcTrace = process.env.BENCH_GC_TRACE;
-const traceLine = (line: string) => appendFileSync(gcTrace!, `${Date.now()} ${line}\n`);
-/** BENCH_ONLY=a,b: run only these parts (for iterating on one figure); a partial run prints its table and writes no results file. */
-const parts = ['limit', 'durable', 'peer', 'fresh', 'pglite', 'ready', 'postgres', 'e6'] as const;
+const parts = ['e1', 'e2', 'payment', 'e8', 'miniapp-event', 'e6', 'two', 'startup'] as const;
+type Part = (typeof parts)[number];
+/** BENCH_ONLY=a,b: run only these parts; such a run prints its table and writes no results file. */
 const only = process.env.BENCH_ONLY?.split(',').map((part) => part.trim());
 for (const part of only ?? [])
   if (!(parts as readonly string[]).includes(part)) throw new Error(`BENCH_ONLY: unknown part ${part}; one of ${parts.join(', ')}`);
-const runs = (part: (typeof parts)[number]) => !only || only.includes(part);
-const notes: string[] = [];
-const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const runs = (part: Part) => !only || only.includes(part);
+const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const log = (message: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${message}\n`);
 
+const machine = describeMachine();
 const workDir = mkdtempSync(join(os.tmpdir(), 'minibridge-bench-'));
 const registryFile = join(workDir, 'registry.json');
-const pgliteDir = join(workDir, 'pglite');
-const machine = describeMachine();
-const children: ChildServer[] = [];
-let miniapp: Awaited<ReturnType<typeof startFakeMiniapp>>;
-
-async function child(script: string, env: NodeJS.ProcessEnv = {}, profile = false, loader: 'tsx' | 'node' = 'tsx'): Promise<ChildServer> {
-  const nodeFlags = [
-    ...(profile && cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
-    ...(profile && gcTrace ? ['--trace-gc', '--trace-gc-nvp'] : []),
-  ];
-  const onLine = profile && gcTrace ? traceLine : undefined;
-  const started = await startChild(isAbsolute(script) ? script : join(here, script), {
-    env,
-    nodeFlags,
-    readyTimeoutMs: 120_000,
-    loader,
-    onLine,
-  });
-  children.push(started);
-  return started;
-}
-
-/**
- * How the Minibridge contenders run: as a deployment runs them, the compiled dist/ that `npm ci`
- * builds and `npm start` runs (ADR 0034), while it matches the sources; otherwise the sources
- * through tsx (which also renames every nested function at run time, esbuild's keepNames), and
- * the notes say so. BENCH_PLATFORM=tsx|compiled chooses.
- */
-const platformRuns: 'compiled' | 'tsx' = (() => {
-  const chosen = process.env.BENCH_PLATFORM ?? (compiledIsCurrent(join(here, '..')) ? 'compiled' : 'tsx');
-  if (chosen !== 'compiled' && chosen !== 'tsx') throw new Error(`BENCH_PLATFORM: compiled or tsx, not ${chosen}`);
-  if (chosen === 'compiled' && !compiledIsCurrent(join(here, '..')))
-    throw new Error('BENCH_PLATFORM=compiled, but dist/ does not match the sources: rebuild it with tsx scripts/build-dist.ts');
-  return chosen;
-})();
-
-/**
- * The other contenders and the fake host app, compiled by tsc as dist/ is, when Minibridge runs
- * compiled: every process in the comparison then runs plain JavaScript, none through tsx's
- * run-time renaming. Their entry scripts, by the path the bench knows them by.
- */
-const compiledOthers = new Map<string, string>();
-function compileOthers(): void {
-  const root = join(here, '..');
-  const outDir = join(root, 'node_modules', '.cache', 'minibridge', 'bench-compiled');
-  const entries = ['contenders/limit.ts', 'contenders/durableLimit.ts', 'peer/server.ts', 'fakes/hostapp.ts'];
-  rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(outDir, { recursive: true });
-  const tsconfig = join(outDir, 'tsconfig.json');
-  writeFileSync(
-    tsconfig,
-    JSON.stringify({
-      extends: join(root, 'tsconfig.json'),
-      compilerOptions: { noEmit: false, rootDir: root, outDir, declaration: false, sourceMap: false },
-      files: entries.map((entry) => join(here, entry)),
-    }),
-  );
-  execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', tsconfig], { stdio: 'inherit' });
-  // tsc copies no SQL: the durable limit migrates its schema with the store's migrations.
-  cpSync(join(root, 'src/platform/store/migrations'), join(outDir, 'src/platform/store/migrations'), { recursive: true });
-  for (const entry of entries) compiledOthers.set(entry, join(outDir, 'bench', entry.replace(/\.ts$/, '.js')));
-}
-
-/** A contender other than Minibridge (or the fake host app), compiled when Minibridge is. */
-function otherChild(script: string, env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
-  const compiled = compiledOthers.get(script);
-  return compiled ? child(compiled, env, false, 'node') : child(script, env);
-}
-
-/** A Minibridge instance configured from `env`, run as platformRuns says. */
-function platformChild(env: NodeJS.ProcessEnv, profile = false): Promise<ChildServer> {
-  return platformRuns === 'compiled'
-    ? child('contenders/compiledPlatform.mjs', env, profile, 'node')
-    : child(PLATFORM_PROCESS, env, profile);
-}
-
-async function stop(server: ChildServer): Promise<void> {
-  await server.stop(15_000);
-  children.splice(children.indexOf(server), 1);
-}
+const mode = platformMode();
+const processes = createProcesses(mode, { cpuProfileDir: process.env.BENCH_CPU_PROF, gcTrace: process.env.BENCH_GC_TRACE });
+const notes: string[] = [];
+/** The bench's own processes and backends, set once PostgreSQL is observed. */
+let ours = async (): Promise<number[]> => [process.pid, ...processes.pids()];
+const dropSchemas: (() => Promise<void>)[] = [];
 
 function minibridgeEnv(database: { url: string } | { dir: string }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
@@ -147,409 +64,269 @@ function minibridgeEnv(database: { url: string } | { dir: string }, extra: NodeJ
   };
 }
 
-/** Which processes' CPU to count for a contender: its own, and its PostgreSQL backends when it has some. */
-interface CpuSources {
-  pid: number;
-  /** The contender's DATABASE_URL and the application_name its connections carry. */
-  postgres?: { url: string; applicationName: string };
+/** A fresh schema for one contender, dropped at the end; its URL names the contender's connections. */
+async function schemaFor(applicationName: string): Promise<{ url: string; schema: string }> {
+  const database = await openBenchDatabase(databaseUrl);
+  if (!database) throw new Error('PostgreSQL is unreachable');
+  dropSchemas.push(database.drop);
+  return { url: withApplicationName(database.url, applicationName), schema: database.schema };
 }
 
-async function measure(
+function contender(
   name: string,
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  cpu?: CpuSources,
-): Promise<{ saturated: LoadResult; paced: LoadResult; cpuMsPerRequest?: ContenderResult['cpuMsPerRequest'] }> {
-  const base = { url, headers, body, connections: settings.connections };
-  const phase = (what: string) => gcTrace && traceLine(`# ${name} ${what}`);
-  phase('warm-up');
-  await load({ ...base, durationSeconds: settings.warmupSeconds });
-  // CPU over the saturated run only, from /proc: the contender, and its backends (found after
-  // the warm-up, when its pool is open) when PostgreSQL runs on this machine.
-  const backends = cpu?.postgres && postgresIsLocal() ? await backendPids(cpu.postgres.url, cpu.postgres.applicationName) : [];
-  const own = cpuMeter(() => (cpu ? [cpu.pid] : []));
-  const database = cpuMeter(() => backends);
-  own.start();
-  database.start();
-  phase('saturated');
-  const saturated = await load({ ...base, durationSeconds: settings.durationSeconds });
-  const perRequest = (seconds: number) => (seconds * 1000) / Math.max(1, saturated.requests);
-  const cpuMsPerRequest = cpu
-    ? { process: perRequest(own.stop()), postgres: backends.length > 0 ? perRequest(database.stop()) : undefined }
-    : undefined;
-  phase('paced');
-  const steady = await paced({ ...base, durationSeconds: settings.pacedSeconds, rate: settings.pacedRate });
-  phase('end');
-  return { saturated, paced: steady, cpuMsPerRequest };
+  role: Contender['role'],
+  note: string,
+  server: ChildServer,
+  postgres?: { applicationName: string; schema: string },
+): Contender {
+  return { name, role, note, url: server.url, pid: server.pid, postgres, peakRssBytes: () => server.peakRssBytes() };
 }
 
-async function contender(name: string, server: ChildServer, note?: string, postgres?: CpuSources['postgres']): Promise<ContenderResult> {
-  log(`${name}: ${server.url}`);
-  const measured = await measure(name, server.url + E1_PATH, miniappHeaders, e1BodyTemplate(), { pid: server.pid, postgres });
-  const peak = server.peakRssBytes();
-  const result = { name, ...measured, peakRssMiB: peak === undefined ? undefined : peak / 1024 / 1024, note };
-  log(
-    `${name}: ${result.saturated.requestsPerSecond.toFixed(0)} req/s, p99 ${result.saturated.latencyP99Ms} ms, failures ${result.saturated.failures + result.paced.failures}`,
-  );
-  return result;
-}
-
-/** Spawn → /readyz 200 on an existing database, `runs` times. */
-async function readiness(env: NodeJS.ProcessEnv, runs: number): Promise<number[]> {
-  const times: number[] = [];
-  for (let run = 0; run < runs; run++) {
-    const spawnedAt = performance.now();
-    const server = await child(PLATFORM_PROCESS, env);
-    await waitForReady(server.url);
-    times.push(performance.now() - spawnedAt);
-    await stop(server);
-  }
-  return times;
-}
-
-/** How a deployment starts the platform: the compiled entry, with MINIBRIDGE_REGISTRY set. */
-const COMPILED_MAIN = join(here, '../dist/src/main.js');
-
-/** Spawn of `node dist/src/main.js` → /readyz 200 on an existing database, `runs` times. */
-async function readinessCompiled(env: NodeJS.ProcessEnv, runs: number): Promise<number[]> {
-  if (!existsSync(COMPILED_MAIN)) execFileSync('npm', ['run', 'build'], { stdio: 'ignore', cwd: join(here, '..') });
-  const times: number[] = [];
-  for (let run = 0; run < runs; run++) {
-    const port = await freePort();
-    const spawnedAt = performance.now();
-    const platform = spawn(process.execPath, [COMPILED_MAIN], {
-      env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-      stdio: 'ignore',
-    });
-    const exited = new Promise((resolve) => platform.once('exit', resolve));
-    await waitForReady(`http://127.0.0.1:${port}`);
-    times.push(performance.now() - spawnedAt);
-    platform.kill('SIGTERM');
-    await exited;
-  }
-  return times;
-}
-
-/** A DATABASE_URL whose connections carry `name` as application_name, so their backends can be found. */
-function withApplicationName(url: string, name: string): string {
-  const named = new URL(url);
-  named.searchParams.set('application_name', name);
-  return named.toString();
-}
-
-/**
- * A fresh clone's first `npm start` (`node scripts/start.mjs`) on a data directory that does not exist
- * yet: spawn → /readyz 200, and the serving process's peak RSS (VmHWM) when it is ready.
- */
-async function freshStart(runs: number): Promise<NonNullable<BenchResults['ready']['fresh']>> {
-  const result: NonNullable<BenchResults['ready']['fresh']> = { readyMs: [], peakRssMiB: [] };
-  for (let run = 0; run < runs; run++) {
-    const port = await freePort();
-    const dir = join(workDir, `fresh-${run}`);
-    const spawnedAt = performance.now();
-    const platform = spawn(process.execPath, [join(here, '../scripts/start.mjs')], {
-      env: { ...process.env, ...minibridgeEnv({ dir }), PORT: String(port), HOST: '127.0.0.1' },
-      stdio: 'ignore',
-    });
-    const exited = new Promise((resolve) => platform.once('exit', resolve));
-    await waitForReady(`http://127.0.0.1:${port}`, 120_000);
-    result.readyMs.push(performance.now() - spawnedAt);
-    const status = readFileSync(`/proc/${platform.pid}/status`, 'utf8');
-    result.peakRssMiB.push(Number(/^VmHWM:\s+(\d+) kB/m.exec(status)![1]) / 1024);
-    platform.kill('SIGTERM');
-    await exited;
-  }
-  return result;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.once('error', reject);
+/** The contenders on PostgreSQL that every path has: Minibridge, its durable limit and its peer. */
+async function startPostgresContenders(hostapp: ChildServer, miniapp: ChildServer) {
+  const partners = { BENCH_HOSTAPP_URL: hostapp.url, BENCH_MINIAPP_URL: miniapp.url };
+  const mb = await schemaFor('bench-minibridge');
+  const minibridge = await processes.platform(minibridgeEnv({ url: mb.url }), true);
+  const dl = await schemaFor('bench-durable-limit');
+  const durable = await processes.other('contenders/durableLimit.ts', { ...partners, BENCH_DATABASE_URL: dl.url });
+  const pr = await schemaFor('bench-peer');
+  const peer = await processes.other('peer/server.ts', {
+    ...partners,
+    ...peerCredentials,
+    BENCH_DATABASE_URL: pr.url,
+    BENCH_PEER_E1_STORES: '1',
   });
-}
-
-async function waitForReady(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (performance.now() > deadline) throw new Error(`${url}/readyz not 200 within ${timeoutMs} ms`);
-    const response = await fetch(`${url}/readyz`).catch(() => undefined);
-    if (response?.status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-function buildSeconds(): BenchResults['buildSeconds'] {
-  if (process.env.BENCH_BUILD_SECONDS)
-    return { value: Number(process.env.BENCH_BUILD_SECONDS), source: 'BENCH_BUILD_SECONDS (measured outside this run)' };
-  if (process.env.BENCH_RUN_BUILD !== '1') return undefined;
-  const started = performance.now();
-  execFileSync('npm', ['run', 'build'], { stdio: 'ignore', cwd: join(here, '..') });
-  return { value: (performance.now() - started) / 1000, source: 'npm run build, run by this benchmark' };
-}
-
-/** E6 callbacks/s: deliveries queued with the worker off, then drained by one instance. */
-async function e6Drain(url: string, latencies: number[]): Promise<NonNullable<BenchResults['e6']>> {
-  log('E6 drain throughput: queueing with the worker off');
-  const queueing = await platformChild(minibridgeEnv({ url }, { MINIBRIDGE_WORKER: 'off' }));
-  const drainIds = await createOrders(queueing.url, settings.e6DrainCount, 32, `drain-${Date.now()}`);
-  await completeOrders(queueing.url, drainIds, 32);
-  await stop(queueing);
-  miniapp.arrivals.length = 0;
-  log('E6 drain throughput: worker on');
-  const draining = await platformChild(minibridgeEnv({ url }), true);
-  await waitUntil(() => miniapp.arrivals.length >= drainIds.length, 300_000, 'E6 callbacks (drain run)');
-  const times = miniapp.arrivals.map((a) => a.at);
-  const drainMs = Math.max(...times) - Math.min(...times);
-  const duplicates = miniapp.arrivals.length - new Set(miniapp.arrivals.map((a) => a.eventId)).size;
-  await stop(draining);
   return {
-    latencyP50Ms: percentile(latencies, 50),
-    latencyP99Ms: percentile(latencies, 99),
-    latencyCount: latencies.length,
-    callbacksPerSecond: ((drainIds.length - 1) / drainMs) * 1000,
-    drainCount: drainIds.length,
-    drainMs,
-    duplicates,
+    servers: [minibridge, durable, peer],
+    minibridge: contender('minibridge-postgres', 'subject', `PostgreSQL, schema ${mb.schema}`, minibridge, {
+      applicationName: 'bench-minibridge',
+      schema: mb.schema,
+    }),
+    durable: contender('durable-limit', 'durable', 'raw forwarder + the same durable reads and writes, batched', durable, {
+      applicationName: 'bench-durable-limit',
+      schema: dl.schema,
+    }),
+    peer: contender('peer', 'peer', 'Express + express-openapi-validator + fetch + pg, plain statements', peer, {
+      applicationName: 'bench-peer',
+      schema: pr.schema,
+    }),
   };
+}
+
+const peerCredentials = {
+  BENCH_APP_ID: parties.appId,
+  BENCH_MINIAPP_SECRET: parties.miniappSecret,
+  BENCH_CLIENT_ID: parties.clientId,
+  BENCH_HOSTAPP_SECRET: parties.hostappSecret,
+};
+
+/** One path, its contenders measured in interleaved rounds, and its ratios. */
+async function measurePath(
+  path: Path,
+  contenders: Contender[],
+  observer: PostgresObserver | undefined,
+  pacedOn: Set<string> = new Set(),
+): Promise<PathResult> {
+  log(`${path.id}: ${contenders.map((c) => c.name).join(', ')}; ${settings.rounds} rounds`);
+  // BENCH_GC_TRACE: the Minibridge processes' phases, marked `# <contender> <path>-r<round>-<phase>` (bench/gc-summary.ts).
+  const mark = (c: Contender, phase: string) => c.name.startsWith('minibridge') && processes.traceLine(`# ${c.name} ${phase}`);
+  for (const c of contenders) {
+    mark(c, `${path.id}-first-warm-up`);
+    await path.run(c, settings.firstWarmupSeconds);
+    mark(c, 'end');
+  }
+  const samples = await interleave(contenders, settings.rounds, async (c, round) => {
+    mark(c, `${path.id}-r${round + 1}-warm-up`);
+    await path.run(c, settings.warmupSeconds);
+    mark(c, `${path.id}-r${round + 1}-saturated`);
+    const sample: Sample = await accounted(c, observer, () => path.run(c, settings.durationSeconds), ours);
+    if (pacedOn.has(c.name)) {
+      mark(c, `${path.id}-r${round + 1}-paced`);
+      const steady = await paced({
+        url: c.endpoint ?? c.url + E1_PATH,
+        headers: miniappHeaders,
+        body: e1BodyTemplate(),
+        connections: settings.connections,
+        durationSeconds: settings.pacedSeconds,
+        rate: settings.pacedRate,
+      });
+      sample.pacedP99Ms = steady.latencyP99Ms;
+      sample.failures += steady.failures;
+    }
+    mark(c, 'end');
+    log(
+      `${path.id} round ${round + 1} ${c.name}: ${sample.opsPerSecond.toFixed(0)} ${path.unit}/s` +
+        (sample.cpuMsPerOp ? `, ${(sample.cpuMsPerOp.process + (sample.cpuMsPerOp.postgres ?? 0)).toFixed(3)} ms CPU` : '') +
+        (sample.pacedP99Ms !== undefined ? `, paced p99 ${sample.pacedP99Ms.toFixed(1)} ms` : '') +
+        (sample.foreignCores !== undefined ? `, other work ${sample.foreignCores.toFixed(2)} cores` : '') +
+        (sample.failures ? `, ${sample.failures} failures` : '') +
+        (sample.problems ? `, ${sample.problems.join('; ')}` : ''),
+    );
+    return sample;
+  });
+  const rounds = contenders.map((c) => {
+    const peak = c.peakRssBytes?.();
+    return {
+      name: c.name,
+      role: c.role,
+      note: c.note,
+      samples: samples.get(c.name)!,
+      peakRssMiB: peak === undefined ? undefined : peak / 1024 / 1024,
+    };
+  });
+  return { id: path.id, title: path.title, unit: path.unit, contenders: rounds, ratios: pathRatios(rounds) };
+}
+
+/** The subject's throughput and CPU per operation against its durable limit and its peer, and PGlite's against PostgreSQL. */
+function pathRatios(rounds: PathResult['contenders']): RatioResult[] {
+  const subject = rounds.find((c) => c.role === 'subject');
+  if (!subject) return [];
+  const cpu = (s: Sample) => (s.cpuMsPerOp?.postgres === undefined ? undefined : s.cpuMsPerOp.process + s.cpuMsPerOp.postgres);
+  const ratios: RatioResult[] = [];
+  for (const other of rounds.filter((c) => c !== subject && c.role !== 'reference')) {
+    ratios.push({
+      of: subject.name,
+      to: other.name,
+      metric: 'throughput',
+      value: pairedRatio(
+        subject.samples.map((s) => s.opsPerSecond),
+        other.samples.map((s) => s.opsPerSecond),
+      ),
+    });
+    if (other.role === 'durable')
+      ratios.push({
+        of: subject.name,
+        to: other.name,
+        metric: 'cpu',
+        value: pairedRatio(subject.samples.map(cpu), other.samples.map(cpu)),
+      });
+  }
+  const pglite = rounds.find((c) => c.name === 'minibridge-pglite');
+  if (pglite)
+    ratios.push({
+      of: pglite.name,
+      to: subject.name,
+      metric: 'throughput',
+      value: pairedRatio(
+        pglite.samples.map((s) => s.opsPerSecond),
+        subject.samples.map((s) => s.opsPerSecond),
+      ),
+    });
+  const direct = rounds.find((c) => c.name === 'direct');
+  const durable = rounds.find((c) => c.role === 'durable');
+  if (direct && durable && subject.samples.some((s) => s.pacedP99Ms !== undefined)) {
+    const added = (c: PathResult['contenders'][number]) =>
+      c.samples.map((s, round) => (s.pacedP99Ms ?? NaN) - (direct.samples[round]!.pacedP99Ms ?? NaN));
+    ratios.push({ of: subject.name, to: durable.name, metric: 'paced p99 added', value: pairedRatio(added(subject), added(durable)) });
+  }
+  return ratios;
 }
 
 async function main(): Promise<BenchResults> {
-  miniapp = await startFakeMiniapp();
-  if (platformRuns === 'compiled') compileOthers();
-  const hostapp = await otherChild('fakes/hostapp.ts');
+  const miniapp = await processes.other('fakes/miniappProcess.ts');
+  const hostapp = await processes.other('fakes/hostapp.ts');
   writeRegistry(registryFile, hostapp.url, miniapp.url);
-  const sharedEnv = { BENCH_HOSTAPP_URL: hostapp.url };
+  const observer = await observePostgres(databaseUrl).catch(() => undefined);
+  if (!observer)
+    notes.push(`PostgreSQL at ${databaseUrl.replace(/\/\/[^@]*@/, '//')} is unreachable: every part on PostgreSQL was skipped.`);
+  ours = async () => [process.pid, ...processes.pids(), ...((await observer?.benchBackendPids()) ?? [])];
+  const context: BenchContext = { processes, observer, databaseUrl, hostapp, miniapp, workDir, minibridgeEnv, notes, log, ours };
+  const options: PathOptions = { connections: settings.connections, miniappUrl: miniapp.url, drainTimeoutMs: settings.drainTimeoutMs };
+  const paths: PathResult[] = [];
+  const onPostgres: Part[] = ['e1', 'e2', 'payment', 'e8', 'miniapp-event', 'e6'];
+  const main = observer && onPostgres.some(runs) ? await startPostgresContenders(hostapp, miniapp) : undefined;
 
-  log('direct host app call');
-  const direct = await measure('direct', `${hostapp.url}/create-order-payment`, { 'content-type': 'application/json' }, e1BodyTemplate());
-  const contenders: ContenderResult[] = [];
-
-  if (runs('limit')) {
-    const limit = await otherChild('contenders/limit.ts', sharedEnv);
-    contenders.push(await contender('limit', limit, 'raw node:http forwarder, reference only'));
-    await stop(limit);
+  if (runs('e1')) {
+    const partners = { BENCH_HOSTAPP_URL: hostapp.url };
+    const limit = await processes.other('contenders/limit.ts', partners);
+    const statelessPeer = await processes.other('peer/server.ts', { ...partners, ...peerCredentials });
+    const pglite = await processes.platform(minibridgeEnv({ dir: join(workDir, 'pglite') }), true);
+    const direct: Contender = {
+      name: 'direct',
+      role: 'reference',
+      note: 'the fake host app E3 called directly, no forwarder',
+      url: hostapp.url,
+      endpoint: `${hostapp.url}/create-order-payment`,
+    };
+    const e1Contenders: Contender[] = [
+      direct,
+      contender('limit', 'reference', 'raw node:http forwarder, writes nothing: reference only', limit),
+      ...(main ? [main.durable] : []),
+      contender('peer', 'peer', 'Express + express-openapi-validator + fetch, stores nothing', statelessPeer),
+      ...(main ? [main.minibridge] : []),
+      contender('minibridge-pglite', 'reference', 'embedded PGlite', pglite),
+    ];
+    paths.push(await measurePath(e1Path(options), e1Contenders, observer, new Set(['direct', 'durable-limit', 'minibridge-postgres'])));
+    for (const server of [limit, statelessPeer, pglite]) await processes.stop(server);
   }
-
-  const durableDatabase = runs('durable') ? await openBenchDatabase(databaseUrl) : undefined;
-  if (durableDatabase) {
-    try {
-      const durableUrl = withApplicationName(durableDatabase.url, 'bench-durable-limit');
-      const durable = await otherChild('contenders/durableLimit.ts', { ...sharedEnv, BENCH_DATABASE_URL: durableUrl });
-      contenders.push(
-        await contender('durable-limit', durable, 'raw forwarder + the two PostgreSQL writes per E1, batched', {
-          url: durableUrl,
-          applicationName: 'bench-durable-limit',
-        }),
+  if (main) {
+    const trio = [main.durable, main.peer, main.minibridge];
+    if (runs('e2')) {
+      log(`e2: creating ${settings.e2Payments} payments in process through each contender`);
+      const seeds = new Map<string, string[]>();
+      for (const c of trio) seeds.set(c.name, await createOrders(c.url, settings.e2Payments, 32, `e2-${c.name}-${Date.now()}`));
+      paths.push(
+        await measurePath(
+          e2Path(options, (c) => seeds.get(c.name)!),
+          trio,
+          observer,
+        ),
       );
-      await stop(durable);
-    } finally {
-      await durableDatabase.drop();
     }
+    if (runs('payment')) paths.push(await measurePath(paymentPath(options), trio, observer));
+    if (runs('e8')) paths.push(await measurePath(eventPath(options, 'e8'), trio, observer));
+    if (runs('miniapp-event')) paths.push(await measurePath(eventPath(options, 'miniapp-event'), trio, observer));
   }
 
-  if (runs('peer')) {
-    const { parties } = await import('./scenario.js');
-    const peer = await otherChild('peer/server.ts', {
-      ...sharedEnv,
-      BENCH_APP_ID: parties.appId,
-      BENCH_MINIAPP_SECRET: parties.miniappSecret,
-      BENCH_CLIENT_ID: parties.clientId,
-      BENCH_HOSTAPP_SECRET: parties.hostappSecret,
-    });
-    contenders.push(await contender('peer', peer, 'Express + express-openapi-validator + fetch, no storage'));
-    await stop(peer);
-  }
+  const e6 = observer && runs('e6') ? await e6Phase(context, main) : undefined;
+  if (main) for (const server of main.servers) await processes.stop(server);
+  const twoInstances = observer && runs('two') ? await twoInstancesPhase(context) : undefined;
+  const ready = runs('startup') ? await startupPhase(context) : undefined;
+  await processes.stopAll();
+  await observer?.close();
 
-  let fresh: BenchResults['ready']['fresh'];
-  if (runs('fresh')) {
-    log('first start on a fresh PGlite directory (a fresh clone)');
-    fresh = await freshStart(settings.readyRuns);
-  }
-  if (runs('pglite')) {
-    const pglite = await platformChild(minibridgeEnv({ dir: pgliteDir }), true);
-    contenders.push(await contender('minibridge-pglite', pglite, 'embedded PGlite'));
-    await stop(pglite);
-  }
-  const ready: BenchResults['ready'] = {
-    pgliteMs: [],
-    via: '`node dist/src/main.js`, the compiled entry a deployment runs',
-    tsx: { pgliteMs: [] },
-    fresh,
-  };
-  if (runs('ready')) {
-    log('ready time on the existing PGlite directory');
-    ready.pgliteMs = await readinessCompiled(minibridgeEnv({ dir: pgliteDir }), settings.readyRuns);
-    ready.tsx.pgliteMs = await readiness(minibridgeEnv({ dir: pgliteDir }), settings.readyRuns);
-  }
-
-  let e6: BenchResults['e6'];
-  const database = runs('postgres') || runs('e6') || runs('ready') ? await openBenchDatabase(databaseUrl) : undefined;
-  if (!database) {
-    if (runs('postgres') || runs('e6') || runs('ready'))
-      notes.push(
-        `PostgreSQL at ${databaseUrl.replace(/\/\/[^@]*@/, '//')} is unreachable: the PostgreSQL contender, E6 and PostgreSQL targets were skipped.`,
-      );
-  } else {
-    try {
-      const platformUrl = withApplicationName(database.url, 'bench-minibridge');
-      if (runs('postgres') || runs('e6')) {
-        const pg = await platformChild(minibridgeEnv({ url: platformUrl }), true);
-        if (runs('postgres'))
-          contenders.push(
-            await contender('minibridge-postgres', pg, `PostgreSQL, schema ${database.schema}`, {
-              url: platformUrl,
-              applicationName: 'bench-minibridge',
-            }),
-          );
-        if (runs('e6')) {
-          log('E5 → E6 latency');
-          const latencyIds = await createOrders(pg.url, settings.e6LatencyCount, 16, `lat-${Date.now()}`);
-          miniapp.arrivals.length = 0;
-          const answeredAt = await completeOrders(pg.url, latencyIds, 8);
-          await waitUntil(() => miniapp.arrivals.length >= latencyIds.length, 120_000, 'E6 callbacks (latency run)');
-          const latencies = miniapp.arrivals.filter((a) => a.attempt === 1).map((a) => a.at - answeredAt.get(a.orderPaymentId)!);
-          await stop(pg);
-          e6 = await e6Drain(database.url, latencies);
-        } else await stop(pg);
-      }
-      if (runs('ready')) {
-        log('ready time on the existing PostgreSQL schema');
-        ready.postgresMs = await readinessCompiled(minibridgeEnv({ url: database.url }), settings.readyRuns);
-        ready.tsx.postgresMs = await readiness(minibridgeEnv({ url: database.url }), settings.readyRuns);
-      }
-    } finally {
-      await database.drop();
-    }
-  }
-  await miniapp.close();
-  await stop(hostapp);
-
-  const build = buildSeconds();
-  if (!build)
-    notes.push(
-      'npm run build: not measured in this run (set BENCH_RUN_BUILD=1 to run it, or BENCH_BUILD_SECONDS to report a separate measurement).',
-    );
   const results: BenchResults = {
+    schema: 2,
     machine,
+    commit: commitOf(),
     settings: {
       ...settings,
-      minibridgeProcess:
-        platformRuns === 'compiled' ? 'child process (node, the compiled dist/)' : 'child process (node --import tsx, dist/ not current)',
+      minibridgeProcess: mode === 'compiled' ? 'node on the compiled dist/' : 'node --import tsx (dist/ not current)',
     },
-    direct,
-    contenders,
+    paths,
     e6,
+    twoInstances,
     ready,
-    buildSeconds: build,
-    targets: targets(direct, contenders, e6, ready),
+    capacity: capacityFigures(paths, e6),
+    targets: [],
     notes,
   };
-  if (build) notes.push(`npm run build: ${build.value.toFixed(1)} s (${build.source}).`);
-  notes.push(
-    `Every contender runs in its own Node process, as does the fake host app; autocannon and the fake miniapp run in the benchmark process. ${
-      platformRuns === 'compiled'
-        ? 'Minibridge runs as a deployment runs it, `node` on the compiled dist/ (current in this run; ADR 0035); the other contenders and the fake host app are compiled by tsc the same way for the run, so every process runs plain JavaScript.'
-        : 'All of them through `node --import tsx` (dist/ did not match the sources in this run).'
-    } Peak RSS is the process's VmHWM.`,
-    `"paced p99" is the p99 of ${settings.pacedRate} req/s sent at even intervals (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. The saturated columns queue by construction (latency ≈ connections ÷ throughput).`,
-    `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
-    `E6 latency: from E5's answer to the E6's arrival at the fake miniapp server (${e6?.latencyCount ?? 0} first attempts, E5s 8 at a time). E6 throughput: ${e6?.drainCount ?? 0} deliveries queued with the worker off, then one instance started; first to last arrival. Duplicate deliveries seen: ${e6?.duplicates ?? 'n/a'}.`,
-    `Fresh clone: \`node scripts/start.mjs\` (what \`npm start\` runs: the dist/ that \`npm ci\` built, ${compiledIsCurrent(join(here, '..')) ? 'current in this run' : 'NOT current in this run, so the sources through tsx'}) on a PGlite directory that does not exist yet, spawn → /readyz 200, peak RSS (VmHWM) of the serving process when ready; runs: ${ready.fresh ? ready.fresh.readyMs.map((ms, i) => `${ms.toFixed(0)} ms / ${ready.fresh!.peakRssMiB[i]!.toFixed(0)} MiB`).join(', ') : 'n/a'}.`,
-    "CPU per E1: user + system time from /proc/<pid>/stat over the saturated run, divided by its requests; PostgreSQL counts only the backends whose connections carry the contender's application_name (other helpers' tests share the server). The limit is a reference figure only: it writes nothing, so the durable limit (the same forwarder plus the two batched PostgreSQL writes per E1) is the floor Minibridge is judged against.",
-    `Ready: spawn → first /readyz 200 on an existing database, ${ready.via}; runs: ${readyRuns(ready)}. The same through \`node --import tsx\` (TypeScript compiled on the fly, through \`test/resilience/platform-process.ts\`, which does not open the database ahead of loading the code as \`src/main.ts\` does): ${readyRuns(ready.tsx)}.`,
-  );
+  results.targets = targets(results);
+  notes.push(...standingNotes(results));
   return results;
 }
 
-function readyRuns(times: { pgliteMs: number[]; postgresMs?: number[] }): string {
-  const runs = (values: number[]) => `${values.map((ms) => ms.toFixed(0)).join(', ')} ms`;
-  return `PGlite ${runs(times.pgliteMs)}${times.postgresMs ? `; PostgreSQL ${runs(times.postgresMs)}` : ''}`;
+function commitOf(): string {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: here, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: here, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${sha} with uncommitted changes` : sha;
+  } catch {
+    return 'unknown';
+  }
 }
 
-function targets(
-  direct: BenchResults['direct'],
-  contenders: ContenderResult[],
-  e6: BenchResults['e6'],
-  ready: BenchResults['ready'],
-): Target[] {
-  const find = (name: string) => contenders.find((c) => c.name === name);
-  const pg = find('minibridge-postgres');
-  const pglite = find('minibridge-pglite');
-  const durable = find('durable-limit');
-  const peer = find('peer');
-  const ratio = (a: ContenderResult | undefined, b: ContenderResult | undefined) =>
-    a && b ? a.saturated.requestsPerSecond / b.saturated.requestsPerSecond : undefined;
-  const vsDurable = ratio(pg, durable);
-  const vsPeer = ratio(pg, peer);
-  const pgliteVsPg = ratio(pglite, pg);
-  const cpu = pg?.cpuMsPerRequest;
-  const cpuTotal = cpu?.postgres === undefined ? undefined : cpu.process + cpu.postgres;
-  const added = pg ? pg.paced.latencyP99Ms - direct.paced.latencyP99Ms : undefined;
-  const readyMs = ready.pgliteMs.length > 0 ? percentile(ready.pgliteMs, 50) : undefined;
-  const freshMs = ready.fresh ? percentile(ready.fresh.readyMs, 50) : undefined;
-  const freshRss = ready.fresh ? Math.max(...ready.fresh.peakRssMiB) : undefined;
-  const show = (value: number | undefined, unit: string, digits = 2) => (value === undefined ? 'n/a' : `${value.toFixed(digits)}${unit}`);
-  const atMost = (value: number | undefined, goal: number) => (value === undefined ? undefined : value <= goal);
-  const atLeast = (value: number | undefined, goal: number) => (value === undefined ? undefined : value >= goal);
+function standingNotes(results: BenchResults): string[] {
   return [
-    { name: 'E1 throughput vs peer (PostgreSQL)', goal: '≥ 1.3×', measured: show(vsPeer, '×'), met: atLeast(vsPeer, 1.3) },
-    { name: 'E1 throughput vs durable limit (PostgreSQL)', goal: '≥ 0.5×', measured: show(vsDurable, '×'), met: atLeast(vsDurable, 0.5) },
-    {
-      name: 'CPU per E1, platform + its PostgreSQL backends, from /proc (saturated run)',
-      goal: '≤ 0.9 ms',
-      measured: cpu ? `${show(cpuTotal, ' ms')} (platform ${show(cpu.process, ' ms')}, PostgreSQL ${show(cpu.postgres, ' ms')})` : 'n/a',
-      met: atMost(cpuTotal, 0.9),
-    },
-    // A direct call slower than the platform behind it says the machine stalled during one of them: no measurement.
-    added !== undefined && added < 0
-      ? {
-          name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`,
-          goal: '≤ 5 ms',
-          measured: `${added.toFixed(1)} ms: the direct call's own p99 (${direct.paced.latencyP99Ms.toFixed(1)} ms) exceeded the platform's, so this run measured machine stalls, not the platform`,
-          met: undefined,
-        }
-      : {
-          name: `p99 added over a direct host call, ${settings.pacedRate} req/s at even intervals (PostgreSQL)`,
-          goal: '≤ 5 ms',
-          measured: show(added, ' ms', 1),
-          met: atMost(added, 5),
-        },
-    {
-      name: 'PGlite: fresh clone, first `npm start` → /readyz 200 (median)',
-      goal: '≤ 3 s',
-      measured: show(freshMs, ' ms', 0),
-      met: atMost(freshMs, 3000),
-    },
-    {
-      name: 'PGlite: fresh clone, first `npm start`, peak RSS at ready (worst run)',
-      goal: '≤ 300 MiB',
-      measured: show(freshRss, ' MiB', 0),
-      met: atMost(freshRss, 300),
-    },
-    { name: 'E1 throughput on PGlite vs on PostgreSQL', goal: '≥ 0.5×', measured: show(pgliteVsPg, '×'), met: atLeast(pgliteVsPg, 0.5) },
-    {
-      name: 'E5 → E6 latency p50 (PostgreSQL)',
-      goal: '≤ 50 ms',
-      measured: e6 ? `p50 ${e6.latencyP50Ms.toFixed(1)} ms, p99 ${e6.latencyP99Ms.toFixed(1)} ms` : 'n/a',
-      met: e6 ? e6.latencyP50Ms <= 50 : undefined,
-    },
-    {
-      name: 'E6 callbacks/s, one instance (PostgreSQL)',
-      goal: '≥ 1,000/s',
-      measured: show(e6?.callbacksPerSecond, '/s', 0),
-      met: e6 ? e6.callbacksPerSecond >= 1000 : undefined,
-    },
-    {
-      name: 'Start → /readyz 200, existing PGlite directory, compiled entry (median)',
-      goal: '≤ 1 s',
-      measured: show(readyMs, ' ms', 0),
-      met: atMost(readyMs, 1000),
-    },
+    `Every contender runs in its own Node process, as do the fake host app, the fake miniapp server and the proxy; autocannon runs in the benchmark process. ${
+      mode === 'compiled'
+        ? 'Minibridge runs as a deployment runs it, `node` on the compiled dist/ (ADR 0035); the other processes are compiled by tsc the same way for the run.'
+        : 'All of them through `node --import tsx` (dist/ did not match the sources in this run).'
+    } Peak RSS is the process's VmHWM over the whole run.`,
+    `Rounds: each path's contenders are measured once per round (${results.settings.rounds} rounds), the order reversed every other round; each run is a ${settings.warmupSeconds} s warm-up and ${settings.durationSeconds} s measured at ${settings.connections} connections. A ratio is the median of its per-round ratios, its range beside it.`,
+    "CPU per operation: user + system time from /proc/<pid>/stat over the measured run, divided by its operations; PostgreSQL counts only the backends whose connections carry the contender's application_name (other sessions share the server). WAL bytes are the server's WAL position moved over the run (other sessions' writes included, so the capacity model takes the smallest round); stored bytes are the growth of the contender's own schema (tables, indexes, TOAST).",
+    `"paced p99" is the p99 of ${settings.pacedRate} E1/s sent at even intervals for ${settings.pacedSeconds} s after each measured run (open loop, at most ${settings.connections} connections, latency from each request's scheduled start): latency without queueing. "Added" is that minus the direct host call's paced p99 of the same round.`,
+    `The per-partner rate limit is raised for the run (one app_id sends everything); Minibridge logs at ${settings.logLevel}.`,
   ];
 }
 
@@ -557,13 +334,21 @@ try {
   const results = await main();
   const resultsDir = join(here, 'results');
   mkdirSync(resultsDir, { recursive: true });
+  const latest = join(resultsDir, 'latest.json');
+  const against = process.env.BENCH_COMPARE ?? (existsSync(latest) ? latest : undefined);
+  if (against) {
+    const earlier = JSON.parse(readFileSync(against, 'utf8')) as BenchResults;
+    if (earlier.schema === 2)
+      results.agreement = { with: `the run of ${earlier.machine.date} (${earlier.commit})`, rows: compareResults(earlier, results) };
+  }
   const table = markdown(results);
   if (!only) {
-    writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(latest, `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(join(resultsDir, 'latest.md'), table);
   }
   process.stdout.write(table);
 } finally {
-  await Promise.all(children.map((server) => server.stop(2_000)));
+  await processes.stopAll();
+  for (const drop of dropSchemas) await drop().catch(() => undefined);
   rmSync(workDir, { recursive: true, force: true });
 }
