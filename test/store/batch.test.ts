@@ -1,7 +1,8 @@
 /**
- * The E1 write batcher (issue 12, ADR 0021, 0031): concurrent items share a statement, a failed
- * statement is retried item by item so an item fails only for its own fault, and those retries
- * keep to the batcher's statements in flight.
+ * The store's one batcher (ADR 0021, 0031, 0033): concurrent items share a statement, a failed
+ * statement is retried item by item so an item fails only for its own fault, those retries keep
+ * to the batcher's statements in flight, and with gatherTurn an idle batcher first gathers the
+ * items of the current event-loop turn.
  */
 import { expect, test } from 'vitest';
 import { batched } from '../../src/platform/store/batch.js';
@@ -33,4 +34,41 @@ test('a failed batch is retried one item after another, never more statements at
   // The first item went alone; the four behind it shared a statement, which failed and was retried item by item.
   expect(statements).toEqual([[1], [2, 3, 4, 5], [2], [3], [4], [5]]);
   expect(mostAtOnce).toBe(1);
+});
+
+test('gatherTurn: the items of one turn go out together into an idle batcher; later ones wait for the statement in flight', async () => {
+  const statements: number[][] = [];
+  let release!: () => void;
+  const write = batched<number, number>(
+    async (items) => {
+      statements.push(items);
+      if (statements.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      return items;
+    },
+    { maxInFlight: 1, maxBatch: 128, gatherTurn: true },
+  );
+  const first = [write(1), write(2), write(3)];
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(statements).toEqual([[1, 2, 3]]);
+  const second = [write(4), write(5)];
+  await new Promise((resolve) => setImmediate(resolve));
+  // The first statement is still in flight: the next waits for it, not for a turn.
+  expect(statements).toEqual([[1, 2, 3]]);
+  release();
+  expect(await Promise.all([...first, ...second])).toEqual([1, 2, 3, 4, 5]);
+  expect(statements).toEqual([
+    [1, 2, 3],
+    [4, 5],
+  ]);
+  // Without gatherTurn the first item of an idle batcher goes alone, at once.
+  const eager: number[][] = [];
+  const now = batched<number, number>(
+    async (items) => {
+      eager.push(items);
+      return items;
+    },
+    { maxInFlight: 1, maxBatch: 128 },
+  );
+  await Promise.all([now(1), now(2), now(3)]);
+  expect(eager[0]).toEqual([1]);
 });

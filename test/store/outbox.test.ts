@@ -195,7 +195,10 @@ describeEachBackend('outbox', (database) => {
     const bounded = { limit: 50, leaseMs: seconds(30), maxInFlightPerMiniapp: 1 };
     const [first] = await store.outbox.claimDue(bounded);
     const lossy = answersLost(1);
-    // The record committed; its answer was lost, so the record is tried again and finds it made.
+    // The record committed; its answer was lost. Tried again (as the worker does), it finds it made.
+    await expect(lossy.outbox.recordAndHandOff(deliveredAttempt(first!), { leaseMs: seconds(30) })).rejects.toBeInstanceOf(
+      DatabaseUnavailableError,
+    );
     expect(await lossy.outbox.recordAndHandOff(deliveredAttempt(first!), { leaseMs: seconds(30) })).toEqual({
       delivery: null,
       successors: [],

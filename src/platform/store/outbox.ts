@@ -289,16 +289,13 @@ function leaseSql(name: string, rows: string, p: { now: string; until: string; l
 }
 
 /**
- * Attempts recorded together (ADR 0033): records gathered in one turn of the event loop form a
- * group (at most maxGroup records); one statement runs at a time and carries every group
- * gathered while the previous one ran (at most maxBatch groups: 1,024 records), so under load one
- * round trip and one commit serve many attempts, and alone an attempt goes out at the end of the
- * turn it ended in. A group is usually a few records (answers arrive in turns of their own), so
- * the bound on groups must not be what limits a statement. A second statement in flight halved
- * the attempts per statement and cost more PostgreSQL CPU per callback than the wait it saved.
+ * Attempts recorded together (ADR 0033): the attempts that end in one turn of the event loop, and
+ * every one that ended while the previous statement ran, go in one statement (at most 1,024), one
+ * statement at a time: under load one round trip and one commit serve many attempts, and alone an
+ * attempt goes out at the end of the turn it ended in. A second statement in flight halved the
+ * attempts per statement and cost more PostgreSQL CPU per callback than the wait it saved.
  */
-export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 32 };
-const maxGroup = 32;
+export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 1024, gatherTurn: true };
 
 /**
  * Attempts in one statement (a statement is atomic), one array element per attempt: each
@@ -487,68 +484,12 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
     return results;
   }
 
-  interface Waiting {
-    item: RecordItem;
-    resolve(answer: RecordedAttempt): void;
-    reject(error: unknown): void;
-  }
-
-  /** Settles each record of `group` from a statement of its own, so each fails only for its own fault. */
-  async function oneByOne(group: Waiting[]): Promise<void> {
-    await Promise.all(
-      group.map(async (waiting) => {
-        try {
-          waiting.resolve((await recordAll([waiting.item]))[0]!);
-        } catch (error) {
-          waiting.reject(error);
-        }
-      }),
-    );
-  }
-
   /**
-   * Groups of records go out through E1's batcher: one statement at a time, carrying every group
-   * that was gathered while the previous statement ran. When a statement of several groups fails,
-   * the batcher retries each group alone, and a group that fails alone is retried record by record.
+   * Attempts are recorded through the store's batcher, gathering the turn (ADR 0033): the attempts
+   * handed on together end together, and without gathering the first answer of a burst went out
+   * alone and the rest waited for its statement.
    */
-  const sendGroups = batched<Waiting[], void>(async (groups) => {
-    const all = groups.flat();
-    let answers: RecordedAttempt[];
-    try {
-      answers = await recordAll(all.map((waiting) => waiting.item));
-    } catch (error) {
-      if (groups.length > 1) throw error;
-      await oneByOne(all);
-      return [undefined];
-    }
-    all.forEach((waiting, index) => waiting.resolve(answers[index]!));
-    return groups.map(() => undefined);
-  }, e6RecordBatching);
-
-  /**
-   * Records that arrive in one turn of the event loop form a group, sent when the turn's I/O is
-   * done (setImmediate: no timer, no added wait). Without it, the first answer of a burst (the
-   * attempts handed on together end together) went out alone and the rest waited for its
-   * statement: two statements in a row on every lease instead of one.
-   */
-  let gathering: Waiting[] | undefined;
-  const flush = () => {
-    if (!gathering) return;
-    const group = gathering;
-    gathering = undefined;
-    // sendGroups settles every record itself; should it ever reject, no record is left waiting.
-    sendGroups(group).catch((error: unknown) => group.forEach((waiting) => waiting.reject(error)));
-  };
-  function recordBatched(item: RecordItem): Promise<RecordedAttempt> {
-    return new Promise((resolve, reject) => {
-      if (!gathering) {
-        gathering = [];
-        setImmediate(flush);
-      }
-      gathering.push({ item, resolve, reject });
-      if (gathering.length >= maxGroup) flush();
-    });
-  }
+  const recordBatched = batched<RecordItem, RecordedAttempt>(recordAll, e6RecordBatching);
 
   return {
     async claimDue({ limit, leaseMs, maxInFlightPerMiniapp }) {
