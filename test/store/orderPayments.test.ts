@@ -85,7 +85,7 @@ describeEachBackend('order payments', (database) => {
       { miniapp_order_id: null },
       { hostapp_user_id: null },
       { currency: 'USD' },
-      { order_json: `${input.order_json} ` },
+      { order_json: `${input.order_json.slice(0, -1)},"note":"another order"}` },
     ];
     for (const other of others) {
       const scope = {

@@ -26,17 +26,23 @@ describeEachBackend('round trips', (database, backend) => {
 
   it('E1: reserves fresh keys in one statement and records the payment in one more', async () => {
     const reserved = await store.idempotency.reserve(scope, 'h1');
-    expect(recording.take()).toEqual(['store.idempotency.reserveOrRead']);
+    expect(recording.take()).toEqual(['store.idempotency.reserve']);
     if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
 
     const payment = newOrderPayment({ miniapp_order_id: 'mo_1' });
     expect((await store.orderPayments.create(payment, reserved.reservation)).outcome).toBe('created');
-    expect(recording.take()).toEqual(['store.orderPayments.createBatch']);
+    expect(recording.take()).toEqual(['store.orderPayments.record']);
     expect(await direct.orderPayments.history(refOf(payment))).toHaveLength(1);
 
     expect(await store.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'done', order_payment_id: payment.order_payment_id });
     expect(await store.idempotency.reserve(scope, 'h2')).toEqual({ outcome: 'conflict' });
-    expect(recording.take()).toEqual(['store.idempotency.reserveOrRead', 'store.idempotency.reserveOrRead']);
+    // A key in use: the reservation, then one read of why.
+    expect(recording.take()).toEqual([
+      'store.idempotency.reserve',
+      'store.idempotency.readKeys',
+      'store.idempotency.reserve',
+      'store.idempotency.readKeys',
+    ]);
   });
 
   // As many statements run alone as the batcher sends at once on this database (one: ADR 0031,
@@ -46,7 +52,7 @@ describeEachBackend('round trips', (database, backend) => {
   it('E1: batches concurrent one-key reservations and records: the first statements run alone, the rest share one', async () => {
     const scopes = Array.from({ length: 10 }, (_, index) => ({ ...scope, miniapp_order_id: `mo_batch_${index}`, idempotency_key: null }));
     const reserved = await Promise.all(scopes.map((one) => store.idempotency.reserve(one, 'h1')));
-    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.idempotency.reserveBatch'));
+    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.idempotency.reserve'));
     const payments = scopes.map((one) => newOrderPayment({ miniapp_order_id: one.miniapp_order_id }));
     const created = await Promise.all(
       payments.map((payment, index) => {
@@ -56,7 +62,7 @@ describeEachBackend('round trips', (database, backend) => {
       }),
     );
     expect(created.map((result) => result.outcome)).toEqual(Array(10).fill('created'));
-    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.orderPayments.createBatch'));
+    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.orderPayments.record'));
     // Each record marked its own key done, and only its own.
     for (const [index, one] of scopes.entries()) {
       expect(await direct.idempotency.reserve(one, 'h1')).toEqual({ outcome: 'done', order_payment_id: payments[index]!.order_payment_id });
@@ -73,7 +79,7 @@ describeEachBackend('round trips', (database, backend) => {
       scopes.map((one) => new Promise<void>((resolve) => setImmediate(resolve)).then(() => store.idempotency.reserve(one, 'h1'))),
     );
     expect(reserved.map((result) => result.outcome)).toEqual(Array(10).fill('reserved'));
-    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.idempotency.reserveBatch'));
+    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.idempotency.reserve'));
     for (const one of scopes) expect(await direct.idempotency.reserve(one, 'h2')).toEqual({ outcome: 'conflict' });
   });
 
@@ -86,22 +92,20 @@ describeEachBackend('round trips', (database, backend) => {
     for (const payment of payments.slice(0, 5)) expect(await direct.orderPayments.get(refOf(payment))).not.toBeNull();
   });
 
-  it('E1: answers in_progress in one statement, writing nothing, when only one key is taken', async () => {
+  it('E1: answers in_progress when only one of two keys is free, keeping neither: the reservation, a read, the release', async () => {
     await direct.idempotency.reserve({ ...scope, idempotency_key: null }, 'h1');
     expect(await store.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'in_progress' });
-    expect(recording.take()).toEqual(['store.idempotency.reserveOrRead']);
-    // The fresh Idempotency-Key was not reserved along the way.
+    expect(recording.take()).toEqual(['store.idempotency.reserve', 'DELETE', 'store.idempotency.readKeys']);
+    // The fresh Idempotency-Key was not kept.
     expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, 'h9')).outcome).toBe('reserved');
   });
 
-  it('E1: takes over an abandoned key under locks, reserving the fresh key with it', async () => {
+  it('E1: takes over an abandoned key in the same one statement, reserving the fresh key with it', async () => {
     await direct.idempotency.reserve({ ...scope, idempotency_key: null }, 'h1');
     clock.advance(seconds(30));
     const result = await store.idempotency.reserve(scope, 'h2');
     expect(result.outcome).toBe('reserved');
-    const sent = recording.take();
-    expect(sent.slice(0, 2)).toEqual(['store.idempotency.reserveOrRead', 'BEGIN']);
-    expect(sent.at(-1)).toBe('COMMIT');
+    expect(recording.take()).toEqual(['store.idempotency.reserve']);
     expect(await direct.idempotency.reserve(scope, 'h2')).toEqual({ outcome: 'in_progress' });
     expect(await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, 'h2')).toEqual({ outcome: 'in_progress' });
   });
@@ -184,7 +188,7 @@ describeEachBackend('round trips', (database, backend) => {
   // Only PostgreSQL has concurrent sessions; PGlite runs one statement at a time.
   const postgresOnly = backend.name !== 'postgres';
 
-  it.skipIf(postgresOnly)("E1: falls back to locks when a key is inserted after the statement's snapshot", async () => {
+  it.skipIf(postgresOnly)('E1: waits for a key inserted by another uncommitted reservation, then answers in_progress', async () => {
     const holder = await database.connect();
     const [orderKey] = idempotencyKeys({ ...scope, idempotency_key: null });
     const result = await raceAgainstUncommitted(
@@ -203,9 +207,7 @@ describeEachBackend('round trips', (database, backend) => {
     await holder.close();
 
     expect(result).toEqual({ outcome: 'in_progress' });
-    const sent = recording.take();
-    expect(sent.slice(0, 2)).toEqual(['store.idempotency.reserveOrRead', 'BEGIN']);
-    expect(sent.at(-1)).toBe('COMMIT');
+    expect(recording.take()).toEqual(['store.idempotency.reserve', 'DELETE', 'store.idempotency.readKeys']);
     // All or none: the Idempotency-Key was not kept.
     expect((await direct.idempotency.reserve({ ...scope, miniapp_order_id: null }, 'h9')).outcome).toBe('reserved');
   });
@@ -246,15 +248,15 @@ describeEachBackend('round trips', (database, backend) => {
   it.skipIf(postgresOnly)("E1: finds the same order on record when it is committed after the statement's snapshot", async () => {
     const { result, recorded } = await createAgainstLateCommit({ miniapp_order_id: 'mo_1' });
     expect(result).toMatchObject({ outcome: 'already_exists', orderPayment: { amount: '1.00' } });
-    // The batch statement waited for the other commit and skipped the id; the single statement judges it.
-    expect(recording.take()).toEqual(['store.orderPayments.createBatch', 'store.orderPayments.create']);
+    // The statement waited for the other commit and could not see it; the next round judges it.
+    expect(recording.take()).toEqual(['store.orderPayments.record', 'store.orderPayments.record']);
     expect(await direct.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'done', order_payment_id: recorded.order_payment_id });
   });
 
   it.skipIf(postgresOnly)('E1: marks nothing done when another order committed after the snapshot holds the id', async () => {
     const { result } = await createAgainstLateCommit({ miniapp_order_id: 'mo_someone_else' });
     expect(result).toMatchObject({ outcome: 'bound_elsewhere', orderPayment: { miniapp_order_id: 'mo_someone_else' } });
-    expect(recording.take()).toEqual(['store.orderPayments.createBatch', 'store.orderPayments.create']);
+    expect(recording.take()).toEqual(['store.orderPayments.record', 'store.orderPayments.record']);
     expect(await direct.idempotency.reserve(scope, 'h1')).toEqual({ outcome: 'in_progress' });
   });
 });

@@ -4,7 +4,7 @@ import type { components } from '../../../generated/types/platform.js';
 import { decideTransition } from './paymentTransitions.js';
 import { batched, e1WriteBatching } from './batch.js';
 import { batchingFor, type Db } from './db.js';
-import { completeReservationSql, type Reservation } from './idempotency.js';
+import type { Reservation } from './idempotency.js';
 import { deliveryColumns, deliveryFromRow, insertDeliverySql } from './outbox.js';
 import type { Clock } from './time.js';
 
@@ -144,74 +144,40 @@ const getStatement = {
 };
 
 /**
- * Whether the order payment on record in `source` is the order of the create statement's
- * parameters: the same miniapp, order reference, user, amount, currency and order text. An
- * order_payment_id names one order; the same id for another order is a host app fault.
+ * The one record statement of E1 (ADR 0007, 0016, 0021), for every request of a batch: each order
+ * payment is inserted in process with its first history entry; one whose order_payment_id is
+ * already on record comes back instead, judged against the request (`same_order`: the same
+ * miniapp, order reference, user, amount, currency and order text; the same id for another order
+ * is a host app fault). The keys of the requests that recorded their order (inserted, or on
+ * record as this same order) are marked done with the order_payment_id: the one place that rule
+ * is written. A payment on record as this order keeps the later expiry a retried E3 told the host
+ * app (ADR 0039). A row committed after the statement's snapshot is neither inserted (it
+ * conflicts) nor seen: its request is sent again in the next round. An order_payment_id appears
+ * in one request per statement.
  */
-function sameOrderSql(source: string): string {
-  return `${source}.app_id = $2 AND ${source}.miniapp_order_id IS NOT DISTINCT FROM $4
-    AND ${source}.hostapp_user_id IS NOT DISTINCT FROM $5 AND ${source}.amount_text = $6::text
-    AND ${source}.currency = $7 AND ${source}.order_json = $8`;
-}
-
-/**
- * E1's record in one statement (a statement is atomic): the order payment, its first history
- * entry and the reservation's keys marked done. When the host app returned an order_payment_id
- * already on record for this same order, only the keys are marked and the recorded payment
- * comes back (already_exists); when it is on record for another order, nothing is written and
- * that order comes back (bound_elsewhere).
- */
-const createStatement = {
-  name: 'store.orderPayments.create',
-  text: `WITH inserted AS (
-      INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
-        amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at,
-        expires_at, reconcile_next_at)
-      VALUES ($1, $2, $3, $4, $5, $6::text, $6::text::numeric, $7, $8, 'in_process', $9, $10, $10, $13, $14)
-      ON CONFLICT (client_id, order_payment_id) DO NOTHING
-      RETURNING *
+const recordStatement = {
+  name: 'store.orderPayments.record',
+  text: `WITH requested AS (
+      SELECT * FROM json_to_recordset($1::json) AS r (idx int, order_payment_id text, app_id text, client_id text,
+        miniapp_order_id text, hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text,
+        at timestamptz, expires_at timestamptz, reconcile_at timestamptz)
     ),
-    recorded AS (
-      SELECT *, ${sameOrderSql('order_payments')} AS same_order FROM order_payments
-      WHERE client_id = $3 AND order_payment_id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)
-    ),
-    history AS (
-      INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
-      SELECT client_id, order_payment_id, NULL, payment_status, 'E1', NULL, created_at FROM inserted
-    ),
-    completed AS (${completeReservationSql('$11', '$12', '$1')}
-      AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM recorded WHERE same_order))),
-    -- A retried E3 told the host app a later expiry: the record keeps the latest (ADR 0039).
-    extended AS (
-      UPDATE order_payments SET expires_at = GREATEST(expires_at, $13::timestamptz)
-      WHERE client_id = $3 AND order_payment_id = $1 AND payment_status = 'in_process'
-        AND EXISTS (SELECT 1 FROM recorded WHERE same_order)
-    )
-    SELECT 'created' AS outcome, ${columns('inserted')} FROM inserted
-    UNION ALL
-    SELECT CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, ${columns('recorded')} FROM recorded`,
-};
-
-/**
- * The usual E1 record (a new order_payment_id) for many requests in one statement (issue 12): each
- * order payment, its first history entry and its reservation's keys marked done. A request whose
- * order_payment_id is already on record is skipped (nothing written for it) and decided on its
- * own by createStatement. Parameters are one array per column; keys come flat, each with the
- * order payment it belongs to.
- */
-const createBatchStatement = {
-  name: 'store.orderPayments.createBatch',
-  text: `WITH inserted AS (
+    inserted AS (
       INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
         amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at,
         expires_at, reconcile_next_at)
       SELECT order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text, amount_text::numeric,
         currency, order_json, 'in_process', custom_attributes, at, at, expires_at, reconcile_at
-      FROM json_to_recordset($1::json) AS requested (order_payment_id text, app_id text, client_id text, miniapp_order_id text,
-        hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text, at timestamptz,
-        expires_at timestamptz, reconcile_at timestamptz)
+      FROM requested
       ON CONFLICT (client_id, order_payment_id) DO NOTHING
-      RETURNING *
+      RETURNING client_id, order_payment_id, payment_status, created_at
+    ),
+    recorded AS (
+      SELECT r.idx, p.*, (p.app_id = r.app_id AND p.miniapp_order_id IS NOT DISTINCT FROM r.miniapp_order_id
+          AND p.hostapp_user_id IS NOT DISTINCT FROM r.hostapp_user_id AND p.amount_text = r.amount_text
+          AND p.currency = r.currency AND p.order_json = r.order_json) AS same_order,
+        r.expires_at AS requested_expiry
+      FROM requested r JOIN order_payments p ON p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
     ),
     history AS (
       INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
@@ -220,10 +186,23 @@ const createBatchStatement = {
     completed AS (
       UPDATE idempotency_keys k SET state = 'done', order_payment_id = owned.order_payment_id
       FROM json_to_recordset($2::json) AS owned (key text, reservation_id uuid, client_id text, order_payment_id text)
-      JOIN inserted ON inserted.client_id = owned.client_id AND inserted.order_payment_id = owned.order_payment_id
       WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
+        AND (EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = owned.client_id AND i.order_payment_id = owned.order_payment_id)
+          OR EXISTS (SELECT 1 FROM recorded r WHERE r.same_order AND r.client_id = owned.client_id AND r.order_payment_id = owned.order_payment_id))
+    ),
+    extended AS (
+      UPDATE order_payments p SET expires_at = GREATEST(p.expires_at, r.requested_expiry)
+      FROM recorded r WHERE r.same_order AND p.payment_status = 'in_process'
+        AND p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
     )
-    SELECT inserted.client_id, inserted.order_payment_id FROM inserted`,
+    SELECT r.idx, 'created' AS outcome, NULL::boolean AS same_order, NULL AS order_payment_id, NULL AS app_id, NULL AS client_id,
+      NULL AS miniapp_order_id, NULL AS hostapp_user_id, NULL AS amount, NULL AS currency, NULL AS order_json,
+      NULL AS payment_status, NULL AS payment_fail_reason, NULL AS custom_attributes, NULL::timestamptz AS expires_at,
+      NULL::timestamptz AS created_at, NULL::timestamptz AS updated_at
+    FROM inserted i JOIN requested r ON r.client_id = i.client_id AND r.order_payment_id = i.order_payment_id
+    UNION ALL
+    SELECT idx, CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, same_order, ${columns('recorded')}
+    FROM recorded`,
 };
 
 interface CreateRequest {
@@ -231,12 +210,6 @@ interface CreateRequest {
   reservation: Reservation | null;
   at: Date;
 }
-
-/** The keys of a reservation marked done for an order payment committed by another request. */
-const completeReservationStatement = {
-  name: 'store.orderPayments.completeReservation',
-  text: completeReservationSql('$1', '$2', '$3'),
-};
 
 /**
  * An applied transition in one statement (a statement is atomic): the status change, its history
@@ -262,8 +235,6 @@ const applyTransitionStatement = {
 };
 
 export function createOrderPayments(db: Db, clock: Clock, newEventId: () => string): OrderPayments {
-  // On PGlite one statement at a time, so that requests queue and share it (ADR 0032).
-  const writeBatching = batchingFor(db, e1WriteBatching);
   async function get(ref: OrderPaymentRef): Promise<OrderPaymentRow | undefined> {
     const [row] = await db.query<OrderPaymentRow>(getStatement, [ref.client_id, ref.order_payment_id, ref.app_id]);
     return row;
@@ -297,33 +268,17 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
     return { outcome: 'applied', orderPayment: toOrderPayment(row), delivery: deliveryFromRow(row, 'delivery_') };
   }
 
-  /**
-   * The recorded order payment, or null when nothing was written for this request (its
-   * order_payment_id is on record, or another request of the batch carries the same one).
-   */
-  const createBatched = batched<CreateRequest, OrderPaymentRow | null>(async (requests) => {
-    const seen = new Set<string>();
-    // The keys are joined to the inserted row by its id: one request per id in a batch.
-    const batch = requests.filter(({ payment }) => {
-      const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
-      return !seen.has(id) && seen.add(id);
-    });
-    const owned = batch.flatMap(({ payment, reservation }) =>
-      (reservation?.keys ?? []).map((key) => ({
-        key,
-        reservation_id: reservation!.reservation_id,
-        client_id: payment.client_id,
-        order_payment_id: payment.order_payment_id,
-      })),
-    );
-    // The rows travel as one JSON text (json_to_recordset), not as ten arrays: the driver escapes
-    // every element of an array parameter in JavaScript. The order's JSON text goes in as the
-    // member's value itself, not as a string of it: no escaping it here and unescaping it there,
-    // and a text column takes an object member's text verbatim, byte for byte.
-    const requested = `[${batch
+  /** One round: requests whose order_payment_ids are distinct, in one statement; null for a request to send again. */
+  async function recordRound(requests: CreateRequest[]): Promise<Array<CreateResult | null>> {
+    // The rows travel as one JSON text (json_to_recordset), not as arrays the driver would escape
+    // element by element. The order's JSON text goes in as the member's value itself, not as a
+    // string of it: no escaping here and unescaping there, and a text column takes an object
+    // member's text verbatim, byte for byte.
+    const requested = `[${requests
       .map(
-        ({ payment, at }) =>
+        ({ payment, at }, idx) =>
           `${JSON.stringify({
+            idx,
             order_payment_id: payment.order_payment_id,
             app_id: payment.app_id,
             client_id: payment.client_id,
@@ -338,66 +293,74 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
           }).slice(0, -1)},"order_json":${payment.order_json}}`,
       )
       .join(',')}]`;
-    // Only which rows were inserted comes back: a row holds exactly what was sent.
-    const rows = await db.query<{ client_id: string; order_payment_id: string }>(createBatchStatement, [requested, JSON.stringify(owned)]);
-    const recorded = new Set(rows.map((row) => `${row.client_id}\u0000${row.order_payment_id}`));
-    return requests.map(({ payment, at }) => {
-      const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
-      // Only the request the batch wrote gets the row: a duplicate id later in the batch is decided alone.
-      if (!recorded.delete(id)) return null;
-      return {
-        order_payment_id: payment.order_payment_id,
-        app_id: payment.app_id,
+    const owned = requests.flatMap(({ payment, reservation }) =>
+      (reservation?.keys ?? []).map((key) => ({
+        key,
+        reservation_id: reservation!.reservation_id,
         client_id: payment.client_id,
-        miniapp_order_id: payment.miniapp_order_id,
-        hostapp_user_id: payment.hostapp_user_id,
-        amount: payment.amount,
-        currency: payment.currency,
-        order_json: payment.order_json,
-        payment_status: 'in_process',
-        payment_fail_reason: null,
-        custom_attributes: payment.custom_attributes,
-        expires_at: payment.expires_at,
-        created_at: at,
-        updated_at: at,
-      };
-    });
-  }, writeBatching);
+        order_payment_id: payment.order_payment_id,
+      })),
+    );
+    const rows = await db.query<OrderPaymentRow & { idx: number; outcome: CreateResult['outcome'] }>(recordStatement, [
+      requested,
+      JSON.stringify(owned),
+    ]);
+    const results: Array<CreateResult | null> = requests.map(() => null);
+    for (const row of rows) {
+      const { payment, at } = requests[row.idx]!;
+      // A created row holds exactly what was sent: only which ones were inserted comes back.
+      results[row.idx] =
+        row.outcome === 'created'
+          ? {
+              outcome: 'created',
+              orderPayment: {
+                order_payment_id: payment.order_payment_id,
+                app_id: payment.app_id,
+                client_id: payment.client_id,
+                miniapp_order_id: payment.miniapp_order_id,
+                hostapp_user_id: payment.hostapp_user_id,
+                amount: payment.amount,
+                currency: payment.currency,
+                order_json: payment.order_json,
+                payment_status: 'in_process',
+                payment_fail_reason: null,
+                custom_attributes: payment.custom_attributes,
+                expires_at: payment.expires_at.toISOString(),
+                created_at: at.toISOString(),
+                updated_at: at.toISOString(),
+              },
+            }
+          : { outcome: row.outcome, orderPayment: toOrderPayment(row) };
+    }
+    return results;
+  }
+
+  /** Rounds of requests with distinct order_payment_ids until each is decided (usually one round). */
+  async function recordAll(requests: CreateRequest[]): Promise<CreateResult[]> {
+    const results: Array<CreateResult | undefined> = new Array(requests.length);
+    let pending = requests.map((request, index) => ({ request, index }));
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === 10) throw new Error(`order payment ${pending[0]!.request.payment.order_payment_id} neither created nor found`);
+      const seen = new Set<string>();
+      const distinct = pending.filter(({ request: { payment } }) => {
+        const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
+        return !seen.has(id) && seen.add(id);
+      });
+      const answers = await recordRound(distinct.map(({ request }) => request));
+      distinct.forEach(({ index }, position) => {
+        if (answers[position]) results[index] = answers[position]!;
+      });
+      pending = pending.filter(({ index }) => results[index] === undefined);
+    }
+    return results as CreateResult[];
+  }
+
+  // On PGlite one statement at a time, so that requests queue and share it (ADR 0032).
+  const recordBatched = batched(recordAll, batchingFor(db, e1WriteBatching));
 
   return {
-    async create(payment, reservation) {
-      const inserted = await createBatched({ payment, reservation, at: clock() });
-      if (inserted) return { outcome: 'created', orderPayment: toOrderPayment(inserted) };
-      const params = [
-        payment.order_payment_id,
-        payment.app_id,
-        payment.client_id,
-        payment.miniapp_order_id,
-        payment.hostapp_user_id,
-        payment.amount,
-        payment.currency,
-        payment.order_json,
-        payment.custom_attributes,
-        clock(),
-        reservation?.keys ?? [],
-        reservation?.reservation_id ?? null,
-        payment.expires_at,
-        payment.reconcile_at,
-      ];
-      const [row] = await db.query<OrderPaymentRow & { outcome: CreateResult['outcome'] }>(createStatement, params);
-      if (row) return { outcome: row.outcome, orderPayment: toOrderPayment(row) };
-      // The payment on record was committed after this statement's snapshot was taken, so the
-      // statement neither saw it nor marked the keys: judge it now, and mark them if it is this order.
-      const [existing] = await db.query<OrderPaymentRow & { same_order: boolean }>(
-        `SELECT ${columns('order_payments')}, ${sameOrderSql('order_payments')} AS same_order FROM order_payments
-         WHERE client_id = $3 AND order_payment_id = $1`,
-        params.slice(0, 8),
-      );
-      if (!existing) throw new Error(`order payment ${payment.order_payment_id} neither created nor found`);
-      if (!existing.same_order) return { outcome: 'bound_elsewhere', orderPayment: toOrderPayment(existing) };
-      if (reservation)
-        await db.query(completeReservationStatement, [reservation.keys, reservation.reservation_id, payment.order_payment_id]);
-      return { outcome: 'already_exists', orderPayment: toOrderPayment(existing) };
+    create(payment, reservation) {
+      return recordBatched({ payment, reservation, at: clock() });
     },
 
     async get(ref) {
