@@ -9,6 +9,7 @@
  * every bad answer changes nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { orderCompletionBody } from '../../src/platform/payments/settlement.js';
 import { operation } from '../../src/contract/operations.js';
 import type { ReconcilePolicy } from '../../src/platform/payments/lifecycle.js';
 import type { NewOrderPayment } from '../../src/platform/store/index.js';
@@ -165,8 +166,10 @@ describeOnBackends('reconciliation', (backend) => {
     rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
     expect(await rig.reconciler.tick()).toHaveLength(2);
     await waitFor(() => rig.requests.length === 2);
-    expect((await rig.store.orderPayments.transition(transitionTo(agree!, 'paid'))).outcome).toBe('applied');
-    expect((await rig.store.orderPayments.transition({ ...transitionTo(contradict!, 'cancelled'), source: 'E4' })).outcome).toBe('applied');
+    expect((await rig.store.orderPayments.transition(transitionTo(agree!, 'paid'), orderCompletionBody)).outcome).toBe('applied');
+    expect(
+      (await rig.store.orderPayments.transition({ ...transitionTo(contradict!, 'cancelled'), source: 'E4' }, orderCompletionBody)).outcome,
+    ).toBe('applied');
     rig.release({ kind: 'status', payment_status: 'paid' });
     await rig.reconciler.settled();
     expect(await row(agree!)).toMatchObject({ payment_status: 'paid', settled_by: 'E5' });
@@ -188,8 +191,8 @@ describeOnBackends('reconciliation', (backend) => {
     rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
     await rig.round();
     expect(await row(payment!)).toMatchObject({ payment_status: 'failed', payment_fail_reason: 'Declined', settled_by: 'reconciliation' });
-    expect((await rig.store.orderPayments.transition(transitionTo(payment!, 'failed'))).outcome).toBe('unchanged');
-    expect((await rig.store.orderPayments.transition(transitionTo(payment!, 'paid'))).outcome).toBe('conflict');
+    expect((await rig.store.orderPayments.transition(transitionTo(payment!, 'failed'), orderCompletionBody)).outcome).toBe('unchanged');
+    expect((await rig.store.orderPayments.transition(transitionTo(payment!, 'paid'), orderCompletionBody)).outcome).toBe('conflict');
     expect(await deliveries(payment!)).toHaveLength(1);
   });
 

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { orderCompletionBody } from '../../src/platform/payments/settlement.js';
 import { createStore, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
 import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from './fixtures.js';
@@ -128,6 +129,7 @@ describeEachBackend('order payments', (database) => {
           payment_fail_reason: 'Insufficient balance',
           custom_attributes: '{"loyalty_points":12345678901234567890.10}',
         }),
+        orderCompletionBody,
       );
 
       expect(result.outcome).toBe('applied');
@@ -171,7 +173,7 @@ describeEachBackend('order payments', (database) => {
     it('keeps the E1 custom_attributes when the transition carries none, and omits absent fields from E6', async () => {
       const input = newOrderPayment({ miniapp_order_id: null, custom_attributes: '{"from_e1":true}' });
       await store.orderPayments.create(input, null);
-      const result = await store.orderPayments.transition({ ...transitionTo(input, 'paid'), source: 'E4' });
+      const result = await store.orderPayments.transition({ ...transitionTo(input, 'paid'), source: 'E4' }, orderCompletionBody);
       expect(result.outcome).toBe('applied');
       expect(result.outcome === 'applied' && result.orderPayment.custom_attributes).toBe('{"from_e1":true}');
       const [claimed] = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
@@ -199,7 +201,7 @@ describeEachBackend('order payments', (database) => {
       const input = newOrderPayment();
       await store.orderPayments.create(input, null);
       if (from !== 'in_process') {
-        await store.orderPayments.transition(transitionTo(input, from, { payment_fail_reason: 'first' }));
+        await store.orderPayments.transition(transitionTo(input, from, { payment_fail_reason: 'first' }), orderCompletionBody);
       }
       const before = await store.orderPayments.get(refOf(input));
       const historyBefore = await store.orderPayments.history(refOf(input));
@@ -208,6 +210,7 @@ describeEachBackend('order payments', (database) => {
 
       const result = await store.orderPayments.transition(
         transitionTo(input, to, { payment_fail_reason: 'second', custom_attributes: '{"second":true}' }),
+        orderCompletionBody,
       );
 
       expect(result).toEqual({ outcome, orderPayment: before });
@@ -218,9 +221,9 @@ describeEachBackend('order payments', (database) => {
 
     it('reports not_found for an unknown order payment or the wrong scope', async () => {
       const input = newOrderPayment();
-      expect(await store.orderPayments.transition(transitionTo(input, 'paid'))).toEqual({ outcome: 'not_found' });
+      expect(await store.orderPayments.transition(transitionTo(input, 'paid'), orderCompletionBody)).toEqual({ outcome: 'not_found' });
       await store.orderPayments.create(input, null);
-      expect(await store.orderPayments.transition({ ...transitionTo(input, 'paid'), app_id: 'ma_other' })).toEqual({
+      expect(await store.orderPayments.transition({ ...transitionTo(input, 'paid'), app_id: 'ma_other' }, orderCompletionBody)).toEqual({
         outcome: 'not_found',
       });
       expect(await store.outbox.countPending()).toBe(0);
@@ -232,9 +235,9 @@ describeEachBackend('order payments', (database) => {
       await store.orderPayments.create(first, null);
       await store.orderPayments.create(second, null);
       eventIds.push('evt_duplicate', 'evt_duplicate');
-      await store.orderPayments.transition(transitionTo(first, 'paid'));
+      await store.orderPayments.transition(transitionTo(first, 'paid'), orderCompletionBody);
 
-      await expect(store.orderPayments.transition(transitionTo(second, 'paid'))).rejects.toThrow();
+      await expect(store.orderPayments.transition(transitionTo(second, 'paid'), orderCompletionBody)).rejects.toThrow();
 
       expect((await store.orderPayments.get(refOf(second)))?.payment_status).toBe('in_process');
       expect(await store.orderPayments.history(refOf(second))).toHaveLength(1);
@@ -246,8 +249,8 @@ describeEachBackend('order payments', (database) => {
       await store.orderPayments.create(input, null);
       const other = createStore(await database.connect(), { clock: clock.now });
       const results = await Promise.all([
-        store.orderPayments.transition(transitionTo(input, 'paid')),
-        other.orderPayments.transition(transitionTo(input, 'cancelled')),
+        store.orderPayments.transition(transitionTo(input, 'paid'), orderCompletionBody),
+        other.orderPayments.transition(transitionTo(input, 'cancelled'), orderCompletionBody),
       ]);
       expect(results.map((r) => r.outcome).sort()).toEqual(['applied', 'conflict']);
       expect(await store.outbox.countPending()).toBe(1);

@@ -1,4 +1,5 @@
 import { beforeEach, expect, it } from 'vitest';
+import { orderCompletionBody } from '../../src/platform/payments/settlement.js';
 import fc from 'fast-check';
 import {
   createStore,
@@ -28,7 +29,7 @@ describeEachBackend('outbox', (database) => {
     for (let i = 0; i < count; i++) {
       const payment = newOrderPayment();
       await store.orderPayments.create(payment, null);
-      const result = await store.orderPayments.transition(transitionTo(payment, 'paid'));
+      const result = await store.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody);
       if (result.outcome !== 'applied') throw new Error('transition not applied');
       ids.push(result.delivery.delivery_id);
       clock.advance(1);
@@ -363,7 +364,7 @@ describeEachBackend('outbox', (database) => {
     for (const app_id of appIds) {
       const payment = newOrderPayment({ app_id });
       await store.orderPayments.create(payment, null);
-      const result = await store.orderPayments.transition(transitionTo(payment, 'paid'));
+      const result = await store.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody);
       if (result.outcome !== 'applied') throw new Error('transition not applied');
       ids.push(result.delivery.delivery_id);
       clock.advance(1);

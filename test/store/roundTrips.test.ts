@@ -1,4 +1,5 @@
 import { beforeEach, expect, it } from 'vitest';
+import { orderCompletionBody } from '../../src/platform/payments/settlement.js';
 import { e1WriteBatching } from '../../src/platform/store/batch.js';
 import { batchingFor } from '../../src/platform/store/db.js';
 import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
@@ -113,23 +114,43 @@ describeEachBackend('round trips', (database, backend) => {
   it('E5: reads, then applies the change, its history and its delivery in one statement', async () => {
     const payment = newOrderPayment();
     await direct.orderPayments.create(payment, null);
-    expect((await store.orderPayments.transition(transitionTo(payment, 'paid'))).outcome).toBe('applied');
-    expect(recording.take()).toEqual(['store.orderPayments.get', 'store.orderPayments.applyTransition']);
-    expect((await store.orderPayments.transition(transitionTo(payment, 'paid'))).outcome).toBe('unchanged');
-    expect(recording.take()).toEqual(['store.orderPayments.get']);
+    expect((await store.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody)).outcome).toBe('applied');
+    expect(recording.take()).toEqual(['store.orderPayments.read', 'store.orderPayments.apply']);
+    expect((await store.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody)).outcome).toBe('unchanged');
+    expect(recording.take()).toEqual(['store.orderPayments.read']);
+  });
+
+  it('E5: concurrent transitions share their reads and their writes', async () => {
+    const payments = Array.from({ length: 12 }, () => newOrderPayment());
+    for (const payment of payments) await direct.orderPayments.create(payment, null);
+    recording.take();
+    const results = await Promise.all(
+      payments.map((payment) => store.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody)),
+    );
+    expect(results.map((result) => result.outcome)).toEqual(Array(12).fill('applied'));
+    const sent = recording.take();
+    const reads = sent.filter((label) => label === 'store.orderPayments.read').length;
+    const writes = sent.filter((label) => label === 'store.orderPayments.apply').length;
+    // A handful of statements for twelve requests: those in flight at once, and the ones behind them shared.
+    expect(reads).toBeLessThanOrEqual(5);
+    expect(writes).toBeLessThanOrEqual(5);
+    expect(await direct.outbox.countPending()).toBe(12);
   });
 
   it('E5: decides again when another transition lands between the read and the write', async () => {
     const payment = newOrderPayment();
     await direct.orderPayments.create(payment, null);
-    recording.before('store.orderPayments.applyTransition', async () => {
-      expect((await direct.orderPayments.transition(transitionTo(payment, 'cancelled'))).outcome).toBe('applied');
+    recording.before('store.orderPayments.apply', async () => {
+      expect((await direct.orderPayments.transition(transitionTo(payment, 'cancelled'), orderCompletionBody)).outcome).toBe('applied');
     });
 
-    const result = await store.orderPayments.transition(transitionTo(payment, 'paid', { custom_attributes: '{"late":true}' }));
+    const result = await store.orderPayments.transition(
+      transitionTo(payment, 'paid', { custom_attributes: '{"late":true}' }),
+      orderCompletionBody,
+    );
 
     expect(result).toMatchObject({ outcome: 'conflict', orderPayment: { payment_status: 'cancelled', custom_attributes: null } });
-    expect(recording.take()).toEqual(['store.orderPayments.get', 'store.orderPayments.applyTransition', 'store.orderPayments.get']);
+    expect(recording.take()).toEqual(['store.orderPayments.read', 'store.orderPayments.apply', 'store.orderPayments.read']);
     expect((await direct.orderPayments.history(refOf(payment))).map((h) => h.to_status)).toEqual(['in_process', 'cancelled']);
     expect(await direct.outbox.countPending()).toBe(1);
   });
@@ -137,7 +158,7 @@ describeEachBackend('round trips', (database, backend) => {
   it('E6: claims a batch in one locked transaction (ADR 0008: per-miniapp bound across instances) and records each attempt in one statement', async () => {
     const payment = newOrderPayment();
     await direct.orderPayments.create(payment, null);
-    await direct.orderPayments.transition(transitionTo(payment, 'paid'));
+    await direct.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody);
     const [claimed] = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
     const recorded = await store.outbox.recordAttempt({
       delivery_id: claimed!.delivery.delivery_id,
@@ -155,7 +176,7 @@ describeEachBackend('round trips', (database, backend) => {
     for (let i = 0; i < 20; i++) {
       const payment = newOrderPayment();
       await direct.orderPayments.create(payment, null);
-      await direct.orderPayments.transition(transitionTo(payment, 'paid'));
+      await direct.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody);
       clock.advance(1);
     }
     const claimed = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerMiniapp: 10 });

@@ -1,6 +1,7 @@
 import { stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
 import { paymentParties } from '../payments/parties.js';
+import { settle } from '../payments/settlement.js';
 import type { OperationHandler } from './handler.js';
 
 /**
@@ -12,7 +13,7 @@ export const completeOrder: OperationHandler<'completeOrder'> = {
 
   async handle({ body, caller }, platform) {
     paymentParties(platform.registry, caller, body.app_id);
-    const result = await platform.store.orderPayments.transition({
+    const result = await settle(platform, {
       order_payment_id: body.order_payment_id,
       app_id: body.app_id,
       client_id: body.client_id,
@@ -35,7 +36,6 @@ export const completeOrder: OperationHandler<'completeOrder'> = {
           body: { code: 'SUCCESS', message: `order payment ${id} was already ${result.orderPayment.payment_status}; nothing changed` },
         };
       case 'applied':
-        platform.wakeWorker();
         return { body: { code: 'SUCCESS', message: `order payment ${id} is now ${body.payment_status}` } };
     }
   },

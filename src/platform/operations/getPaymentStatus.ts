@@ -2,6 +2,7 @@ import { ApiError } from '../../contract/errors.js';
 import { paymentParties } from '../payments/parties.js';
 import { hostappFailure, hostappRefusal } from '../payments/partnerErrors.js';
 import { askHostappStatus } from '../payments/statusQuery.js';
+import { settle } from '../payments/settlement.js';
 import type { OrderPayment } from '../store/index.js';
 import type { OperationHandler } from './handler.js';
 
@@ -12,7 +13,7 @@ import type { OperationHandler } from './handler.js';
 export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
   caller: (body) => ({ kind: 'miniapp', id: body.app_id }),
 
-  async handle({ body, headers, caller, log }, platform) {
+  async handle({ body, headers, caller }, platform) {
     const { hostapp } = paymentParties(platform.registry, caller, body.client_id);
     const ref = { order_payment_id: body.order_payment_id, app_id: body.app_id, client_id: body.client_id };
     let record = await platform.store.orderPayments.get(ref);
@@ -39,20 +40,8 @@ export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
     }
     if (answer.payment_status !== 'in_process') {
       const { payment_status, payment_fail_reason, custom_attributes } = answer;
-      const result = await platform.store.orderPayments.transition({
-        ...ref,
-        payment_status,
-        payment_fail_reason,
-        custom_attributes,
-        source: 'E4',
-      });
+      const result = await settle(platform, { ...ref, payment_status, payment_fail_reason, custom_attributes, source: 'E4' });
       if (result.outcome === 'not_found') throw new ApiError('ORDER_NOT_FOUND', `order payment ${ref.order_payment_id} disappeared`);
-      if (result.outcome === 'applied') platform.wakeWorker();
-      if (result.outcome === 'conflict')
-        log.warn(
-          { order_payment_id: ref.order_payment_id, recorded: result.orderPayment.payment_status, hostapp: answer.payment_status },
-          'E4 contradicts the recorded terminal status; keeping the record',
-        );
       record = result.orderPayment;
     }
     return { body: report(record) };

@@ -4,6 +4,7 @@ import { answerLimits } from '../outbound/partnerCall.js';
 import { backoffDelay } from '../store/availability.js';
 import { DatabaseUnavailableError, type AskRecord, type Clock, type ReconcileClaim } from '../store/index.js';
 import { nextAsk, reconcilePolicy, type ReconcilePolicy } from './lifecycle.js';
+import { settle } from './settlement.js';
 import { askHostappStatus } from './statusQuery.js';
 
 export interface ReconcilerOptions {
@@ -174,7 +175,7 @@ export class Reconciler {
     const base = { ...ref, lease_id: claim.lease_id, asked_at: askedAt, duration_ms: durationMs };
     if (answer.kind === 'report' && answer.payment_status !== 'in_process') {
       const { payment_status, payment_fail_reason, custom_attributes } = answer;
-      const result = await store.orderPayments.transition({
+      const result = await settle(this.platform, {
         ...ref,
         payment_status,
         payment_fail_reason,
@@ -182,12 +183,6 @@ export class Reconciler {
         source: 'reconciliation',
       });
       settled = result.outcome !== 'not_found';
-      if (result.outcome === 'applied') this.platform.wakeWorker();
-      if (result.outcome === 'conflict')
-        log.warn(
-          { order_payment_id: ref.order_payment_id, recorded: result.orderPayment.payment_status, hostapp: payment_status },
-          'reconciliation: the host app contradicts the recorded terminal status; keeping the record',
-        );
       const outcome = result.outcome === 'applied' ? 'settled' : result.outcome === 'not_found' ? 'failed' : result.outcome;
       record = {
         ...base,

@@ -75,3 +75,32 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, options: BatchO
  * at most one statement ahead of it.
  */
 export const e1WriteBatching: BatchOptions = { maxInFlight: 1, maxBatch: 128 };
+
+/**
+ * Runs a batch's items through `round` in rounds where no two items share a key (a statement may
+ * touch a row once), and sends an item again when its round answers undefined for it (it could
+ * not be decided there: a row committed after the statement's snapshot). Usually one round.
+ */
+export async function inRounds<I, O>(
+  items: readonly I[],
+  keysOf: (item: I) => readonly string[],
+  round: (items: I[]) => Promise<Array<O | undefined>>,
+  maxRounds = 10,
+): Promise<O[]> {
+  const results: Array<O | undefined> = new Array(items.length);
+  let pending = items.map((item, index) => ({ item, index }));
+  for (let count = 0; pending.length > 0; count++) {
+    if (count === maxRounds) throw new Error(`a batch item was still undecided after ${maxRounds} rounds`);
+    const seen = new Set<string>();
+    const distinct = pending.filter(({ item }) => {
+      const keys = keysOf(item);
+      if (keys.some((key) => seen.has(key))) return false;
+      for (const key of keys) seen.add(key);
+      return true;
+    });
+    const answers = await round(distinct.map(({ item }) => item));
+    distinct.forEach(({ index }, position) => (results[index] = answers[position]));
+    pending = pending.filter(({ index }) => results[index] === undefined);
+  }
+  return results as O[];
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { batched, e1WriteBatching } from './batch.js';
+import { batched, e1WriteBatching, inRounds } from './batch.js';
 import { batchingFor, type Db } from './db.js';
 import { addMs, type Clock } from './time.js';
 
@@ -170,22 +170,7 @@ export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): I
   }
 
   /** Rounds of requests whose keys are distinct, one statement each (usually one round). */
-  async function reserveAll(requests: ReserveRequest[]): Promise<ReserveResult[]> {
-    const results: ReserveResult[] = new Array(requests.length);
-    let pending = requests.map((request, index) => ({ request, index }));
-    while (pending.length > 0) {
-      const seen = new Set<string>();
-      const round = pending.filter(({ request }) => {
-        if (request.keys.some(({ key }) => seen.has(key))) return false;
-        for (const { key } of request.keys) seen.add(key);
-        return true;
-      });
-      const answers = await reserveRound(round.map(({ request }) => request));
-      round.forEach(({ index }, position) => (results[index] = answers[position]!));
-      pending = pending.filter(({ index }) => results[index] === undefined);
-    }
-    return results;
-  }
+  const reserveAll = (requests: ReserveRequest[]) => inRounds(requests, ({ keys }) => keys.map(({ key }) => key), reserveRound);
 
   // On PGlite one statement at a time, so that requests queue and share it (ADR 0032).
   const reserveBatched = batched(reserveAll, batchingFor(db, e1WriteBatching));

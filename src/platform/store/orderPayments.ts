@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { parse, stringify } from 'lossless-json';
 import type { components } from '../../../generated/types/platform.js';
 import { decideTransition } from './paymentTransitions.js';
-import { batched, e1WriteBatching } from './batch.js';
+import { batched, e1WriteBatching, inRounds } from './batch.js';
 import { batchingFor, type Db } from './db.js';
 import type { Reservation } from './idempotency.js';
-import { deliveryColumns, deliveryFromRow, insertDeliverySql } from './outbox.js';
+import { deliveryColumns, deliveryFromRow } from './outbox.js';
 import type { Clock } from './time.js';
 
 type PaymentStatus = components['schemas']['PaymentStatus'];
@@ -99,9 +98,10 @@ export interface OrderPayments {
   history(ref: OrderPaymentRef): Promise<StatusChange[]>;
   /**
    * Moves the payment to the requested status when the state machine allows it; an applied
-   * change commits together with its history entry and its E6 outbox delivery.
+   * change commits together with its history entry and its E6 outbox delivery, whose body
+   * `completion` writes (the domain's, from the payment as it will be).
    */
-  transition(request: TransitionRequest): Promise<TransitionResult>;
+  transition(request: TransitionRequest, completion: (next: OrderPayment) => string): Promise<TransitionResult>;
 }
 
 interface OrderPaymentRow extends Omit<OrderPayment, 'created_at' | 'updated_at' | 'expires_at'> {
@@ -137,10 +137,15 @@ function toOrderPayment(row: OrderPaymentRow): OrderPayment {
   };
 }
 
-const getStatement = {
-  name: 'store.orderPayments.get',
-  text: `SELECT ${columns('order_payments')} FROM order_payments
-    WHERE client_id = $1 AND order_payment_id = $2 AND app_id = $3`,
+/**
+ * Order payments read together (E2, and every transition's first step): one statement for every
+ * read queued while the previous ran. A payment is found only within its app_id and client_id.
+ */
+const readStatement = {
+  name: 'store.orderPayments.read',
+  text: `SELECT r.idx, ${columns('p')}
+    FROM json_to_recordset($1::json) AS r (idx int, client_id text, order_payment_id text, app_id text)
+    JOIN order_payments p ON p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id AND p.app_id = r.app_id`,
 };
 
 /**
@@ -212,64 +217,106 @@ interface CreateRequest {
 }
 
 /**
- * An applied transition in one statement (a statement is atomic): the status change, its history
- * entry and its E6 delivery. The UPDATE is guarded by the state the decision and the E6 body were
- * computed from; when another transition changed the row in between, nothing is written.
+ * Applied transitions together, each in full or not at all (a statement is atomic): the status
+ * change, its history entry and its E6 delivery (due at once, its body as the domain wrote it,
+ * passed verbatim as a JSON member). Each UPDATE is guarded by the state its decision and body
+ * were computed from; a row another transition changed in between is left alone and its request
+ * decided again. A payment appears in one request per statement.
  */
-const applyTransitionStatement = {
-  name: 'store.orderPayments.applyTransition',
-  text: `WITH updated AS (
-      UPDATE order_payments
-      SET payment_status = $4, payment_fail_reason = $5, custom_attributes = COALESCE($6, custom_attributes),
-          updated_at = $7, settled_by = $10::text
-      WHERE client_id = $1 AND order_payment_id = $2 AND app_id = $3
-        AND payment_status = $8 AND custom_attributes IS NOT DISTINCT FROM $9
-      RETURNING *
+const applyStatement = {
+  name: 'store.orderPayments.apply',
+  text: `WITH requested AS (
+      SELECT * FROM json_to_recordset($1::json) AS r (idx int, client_id text, order_payment_id text, app_id text,
+        to_status text, fail_reason text, custom_attributes text, from_status text, from_custom text, source text,
+        delivery_id uuid, event_id text, body text)
+    ),
+    updated AS (
+      UPDATE order_payments p
+      SET payment_status = r.to_status, payment_fail_reason = r.fail_reason,
+          custom_attributes = COALESCE(r.custom_attributes, p.custom_attributes), updated_at = $2, settled_by = r.source
+      FROM requested r
+      WHERE p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id AND p.app_id = r.app_id
+        AND p.payment_status = r.from_status AND p.custom_attributes IS NOT DISTINCT FROM r.from_custom
+      RETURNING p.*, r.idx, r.from_status AS r_from, r.source AS r_source, r.delivery_id AS r_delivery, r.event_id AS r_event,
+        r.body AS r_body
     ),
     history AS (
       INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
-      SELECT client_id, order_payment_id, $8, payment_status, $10::text, payment_fail_reason, updated_at FROM updated
+      SELECT client_id, order_payment_id, r_from, payment_status, r_source, payment_fail_reason, updated_at FROM updated
     ),
-    delivery AS (${insertDeliverySql('updated', { deliveryId: '$11', eventId: '$12', body: '$13' })})
-    SELECT ${columns('updated')}, ${deliveryColumns('delivery', 'delivery_')} FROM updated, delivery`,
+    delivery AS (
+      INSERT INTO deliveries (delivery_id, event_id, client_id, order_payment_id, app_id, payment_status,
+        body, status, next_attempt_at, horizon_started_at, created_at)
+      SELECT r_delivery, r_event, client_id, order_payment_id, app_id, payment_status, r_body, 'pending', updated_at, updated_at, updated_at
+      FROM updated
+      RETURNING *
+    )
+    SELECT updated.idx, ${columns('updated')}, ${deliveryColumns('delivery', 'delivery_')}
+    FROM updated JOIN delivery ON delivery.delivery_id = updated.r_delivery`,
 };
 
+/** Statements of reads and transitions at once: they serve E2 and E5, whose requests do not wait on each other. */
+const transitionBatching = { maxInFlight: 2, maxBatch: 256 };
+
+interface ApplyRequest {
+  request: TransitionRequest;
+  current: OrderPaymentRow;
+  /** The E6 body as JSON text (an object): it travels as a member's value, byte for byte. */
+  body: string;
+}
+
 export function createOrderPayments(db: Db, clock: Clock, newEventId: () => string): OrderPayments {
-  async function get(ref: OrderPaymentRef): Promise<OrderPaymentRow | undefined> {
-    const [row] = await db.query<OrderPaymentRow>(getStatement, [ref.client_id, ref.order_payment_id, ref.app_id]);
-    return row;
-  }
+  const readBatched = batched<OrderPaymentRef, OrderPaymentRow | null>(
+    async (refs) => {
+      const rows = await db.query<OrderPaymentRow & { idx: number }>(readStatement, [
+        JSON.stringify(
+          refs.map((ref, idx) => ({ idx, client_id: ref.client_id, order_payment_id: ref.order_payment_id, app_id: ref.app_id })),
+        ),
+      ]);
+      const found: Array<OrderPaymentRow | null> = refs.map(() => null);
+      for (const row of rows) found[row.idx] = row;
+      return found;
+    },
+    batchingFor(db, transitionBatching),
+  );
 
-  /** Applies the transition to `current` as read; null when the row changed since (nothing written). */
-  async function apply(current: OrderPaymentRow, request: TransitionRequest): Promise<TransitionResult | null> {
-    const now = clock();
-    const next: OrderPayment = {
-      ...toOrderPayment(current),
-      payment_status: request.payment_status,
-      payment_fail_reason: request.payment_fail_reason,
-      custom_attributes: request.custom_attributes ?? current.custom_attributes,
-    };
-    const [row] = await db.query<OrderPaymentRow & Record<string, unknown>>(applyTransitionStatement, [
-      request.client_id,
-      request.order_payment_id,
-      request.app_id,
-      request.payment_status,
-      request.payment_fail_reason,
-      request.custom_attributes,
-      now,
-      current.payment_status,
-      current.custom_attributes,
-      request.source,
-      randomUUID(),
-      newEventId(),
-      orderCompletionBody(next),
+  /** One round of transitions on distinct payments: the applied result, or null when the row changed since it was read. */
+  async function applyRound(items: ApplyRequest[]): Promise<Array<TransitionResult | null>> {
+    const rows = await db.query<OrderPaymentRow & Record<string, unknown> & { idx: number }>(applyStatement, [
+      `[${items
+        .map(
+          ({ request, current, body }, idx) =>
+            `${JSON.stringify({
+              idx,
+              client_id: request.client_id,
+              order_payment_id: request.order_payment_id,
+              app_id: request.app_id,
+              to_status: request.payment_status,
+              fail_reason: request.payment_fail_reason,
+              custom_attributes: request.custom_attributes,
+              from_status: current.payment_status,
+              from_custom: current.custom_attributes,
+              source: request.source,
+              delivery_id: randomUUID(),
+              event_id: newEventId(),
+            }).slice(0, -1)},"body":${body}}`,
+        )
+        .join(',')}]`,
+      clock(),
     ]);
-    if (!row) return null;
-    return { outcome: 'applied', orderPayment: toOrderPayment(row), delivery: deliveryFromRow(row, 'delivery_') };
+    const results: Array<TransitionResult | null> = items.map(() => null);
+    for (const row of rows)
+      results[row.idx] = { outcome: 'applied', orderPayment: toOrderPayment(row), delivery: deliveryFromRow(row, 'delivery_') };
+    return results;
   }
 
-  /** One round: requests whose order_payment_ids are distinct, in one statement; null for a request to send again. */
-  async function recordRound(requests: CreateRequest[]): Promise<Array<CreateResult | null>> {
+  const applyBatched = batched<ApplyRequest, TransitionResult | null>(
+    (items) => inRounds(items, ({ request }) => [`${request.client_id}\u0000${request.order_payment_id}`], applyRound),
+    batchingFor(db, transitionBatching),
+  );
+
+  /** One round: requests whose order_payment_ids are distinct, in one statement; undefined for a request to send again. */
+  async function recordRound(requests: CreateRequest[]): Promise<Array<CreateResult | undefined>> {
     // The rows travel as one JSON text (json_to_recordset), not as arrays the driver would escape
     // element by element. The order's JSON text goes in as the member's value itself, not as a
     // string of it: no escaping here and unescaping there, and a text column takes an object
@@ -305,7 +352,7 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
       requested,
       JSON.stringify(owned),
     ]);
-    const results: Array<CreateResult | null> = requests.map(() => null);
+    const results: Array<CreateResult | undefined> = requests.map(() => undefined);
     for (const row of rows) {
       const { payment, at } = requests[row.idx]!;
       // A created row holds exactly what was sent: only which ones were inserted comes back.
@@ -336,24 +383,8 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
   }
 
   /** Rounds of requests with distinct order_payment_ids until each is decided (usually one round). */
-  async function recordAll(requests: CreateRequest[]): Promise<CreateResult[]> {
-    const results: Array<CreateResult | undefined> = new Array(requests.length);
-    let pending = requests.map((request, index) => ({ request, index }));
-    for (let round = 0; pending.length > 0; round++) {
-      if (round === 10) throw new Error(`order payment ${pending[0]!.request.payment.order_payment_id} neither created nor found`);
-      const seen = new Set<string>();
-      const distinct = pending.filter(({ request: { payment } }) => {
-        const id = `${payment.client_id}\u0000${payment.order_payment_id}`;
-        return !seen.has(id) && seen.add(id);
-      });
-      const answers = await recordRound(distinct.map(({ request }) => request));
-      distinct.forEach(({ index }, position) => {
-        if (answers[position]) results[index] = answers[position]!;
-      });
-      pending = pending.filter(({ index }) => results[index] === undefined);
-    }
-    return results as CreateResult[];
-  }
+  const recordAll = (requests: CreateRequest[]) =>
+    inRounds(requests, ({ payment }) => [`${payment.client_id}\u0000${payment.order_payment_id}`], recordRound);
 
   // On PGlite one statement at a time, so that requests queue and share it (ADR 0032).
   const recordBatched = batched(recordAll, batchingFor(db, e1WriteBatching));
@@ -364,7 +395,7 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
     },
 
     async get(ref) {
-      const row = await get(ref);
+      const row = await readBatched(ref);
       return row ? toOrderPayment(row) : null;
     },
 
@@ -381,38 +412,24 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
     },
 
     // Read, decide in TypeScript (the one state machine), then write with a guarded statement:
-    // two statements and no lock held between them. A guard that no longer matches means another
-    // transition won the race; deciding again on the new state gives the answer a lock would have.
-    async transition(request) {
+    // two statements (each shared by every request of its batch) and no lock held between them.
+    // A guard that no longer matches means another transition won the race; deciding again on
+    // the new state gives the answer a lock would have.
+    async transition(request, completion) {
       for (;;) {
-        const current = await get(request);
+        const current = await readBatched(request);
         if (!current) return { outcome: 'not_found' };
         const decision = decideTransition(current.payment_status, request.payment_status);
         if (decision !== 'apply') return { outcome: decision, orderPayment: toOrderPayment(current) };
-        const applied = await apply(current, request);
+        const next: OrderPayment = {
+          ...toOrderPayment(current),
+          payment_status: request.payment_status,
+          payment_fail_reason: request.payment_fail_reason,
+          custom_attributes: request.custom_attributes ?? current.custom_attributes,
+        };
+        const applied = await applyBatched({ request, current, body: completion(next) });
         if (applied) return applied;
       }
     },
   };
-}
-
-/**
- * The E6 body for an order payment's recorded outcome, as JSON text. custom_attributes is
- * parsed and written losslessly so its numbers keep the digits the host app sent.
- */
-export function orderCompletionBody(payment: OrderPayment): string {
-  const completion: OrderCompletion = {
-    ...(payment.miniapp_order_id === null ? {} : { miniapp_order_id: payment.miniapp_order_id }),
-    hostapp_order_payment_id: payment.order_payment_id,
-    hostapp_client_id: payment.client_id,
-    payment_status: payment.payment_status,
-    ...(payment.payment_fail_reason === null ? {} : { payment_fail_reason: payment.payment_fail_reason }),
-    ...(payment.custom_attributes === null
-      ? {}
-      : { custom_attributes: parse(payment.custom_attributes) as OrderCompletion['custom_attributes'] }),
-    ...(payment.expires_at === null ? {} : { expires_at: payment.expires_at }),
-  };
-  const body = stringify(completion);
-  if (body === undefined) throw new Error('The E6 body did not serialise');
-  return body;
 }

@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/types/platform.js';
 import { randomUUID } from 'node:crypto';
 import { DatabaseUnavailableError } from './availability.js';
-import { batched, type BatchOptions } from './batch.js';
+import { batched, inRounds, type BatchOptions } from './batch.js';
 import type { Db, Queryable } from './db.js';
 import { addMs, isoOrNull, type Clock } from './time.js';
 
@@ -231,21 +231,6 @@ function toAttempt(row: AttemptRow): DeliveryAttempt {
   };
 }
 
-/**
- * The INSERT of a transition's pending E6 delivery, due at once, for a data-modifying CTE: one
- * delivery per row of `source`, which carries the order payment's identity, its new
- * payment_status and updated_at (the transition's time). The other arguments are placeholders.
- * It returns every column: select them with deliveryColumns.
- */
-export function insertDeliverySql(source: string, p: { deliveryId: string; eventId: string; body: string }): string {
-  return `INSERT INTO deliveries (delivery_id, event_id, client_id, order_payment_id, app_id, payment_status,
-      body, status, next_attempt_at, horizon_started_at, created_at)
-    SELECT ${p.deliveryId}::uuid, ${p.eventId}::text, client_id, order_payment_id, app_id, payment_status,
-      ${p.body}::text, 'pending', updated_at, updated_at, updated_at
-    FROM ${source}
-    RETURNING *`;
-}
-
 /** The error recorded for an attempt whose outcome never was (ADR 0037). */
 export const lostAttemptError =
   'no outcome recorded: the lease ended first (the instance making the attempt stopped or lost its database); the miniapp may or may not have received it';
@@ -471,18 +456,7 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
   }
 
   /** Records `items` in as few statements as their delivery_ids allow (one, unless one is given twice). */
-  async function recordAll(items: RecordItem[]): Promise<RecordedAttempt[]> {
-    const results: RecordedAttempt[] = new Array(items.length);
-    let pending = items.map((item, index) => ({ item, index }));
-    while (pending.length > 0) {
-      const seen = new Set<string>();
-      const round = pending.filter(({ item }) => !seen.has(item.record.delivery_id) && seen.add(item.record.delivery_id));
-      const answers = await recordDistinct(round.map(({ item }) => item));
-      round.forEach(({ index }, position) => (results[index] = answers[position]!));
-      pending = pending.filter(({ index }) => results[index] === undefined);
-    }
-    return results;
-  }
+  const recordAll = (items: RecordItem[]) => inRounds(items, ({ record }) => [record.delivery_id], recordDistinct);
 
   /**
    * Attempts are recorded through the store's batcher, gathering the turn (ADR 0033): the attempts

@@ -5,6 +5,7 @@
  * counts the attempts each miniapp has open at once.
  */
 import { once } from 'node:events';
+import { orderCompletionBody } from '../../../src/platform/payments/settlement.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
@@ -104,7 +105,7 @@ export class DeliveryRig {
   async enqueue(appId: string): Promise<string> {
     const payment = newOrderPayment({ app_id: appId, client_id: HOSTAPP_ID });
     await this.store.orderPayments.create(payment, null);
-    const result = await this.store.orderPayments.transition(transitionTo(payment, 'paid'));
+    const result = await this.store.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody);
     if (result.outcome !== 'applied') throw new Error('transition not applied');
     return result.delivery.delivery_id;
   }
