@@ -9,7 +9,6 @@ import type { Clock } from './time.js';
 
 type PaymentStatus = components['schemas']['PaymentStatus'];
 type Delivery = components['schemas']['Delivery'];
-type OrderCompletion = components['schemas']['OrderCompletion'];
 
 /**
  * Where a status change came from: E1 creation, E5 report, E4 answer to a status query an E2
