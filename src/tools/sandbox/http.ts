@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { parseLossless, stringifyLossless } from '../../contract/json.js';
+import { maxJsonDepth, nestsDeeperThan, parseLossless, stringifyLossless } from '../../contract/json.js';
 import type { PlatformAnswer } from './platformCalls.js';
 
 export interface Listening {
@@ -76,6 +76,9 @@ export function relayToPlatform(
 export function jsonBodyOf(req: Request): Record<string, unknown> {
   const text = typeof req.body === 'string' ? req.body.trim() : '';
   if (text === '') return {};
+  // The lossless reader and the report's schema check walk recursively: a 20 kB body of `[[[[`
+  // would exhaust the stack (a 500) long before the size limit. The contract's depth bounds it.
+  if (nestsDeeperThan(text)) throw new SandboxRequestError(`objects and arrays must not be nested more than ${maxJsonDepth()} deep`);
   const value = parseLossless(text);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new SandboxRequestError('the body must be a JSON object');
   return value as Record<string, unknown>;
