@@ -131,7 +131,7 @@ describe('/sandbox/bridge-runs', () => {
   });
 
   it('refuses a body past the control routes limit with 413 PAYLOAD_TOO_LARGE', async () => {
-    const response = await put('run-e', JSON.stringify(report('run-e', { stopped: 'x'.repeat(2 * 1024 * 1024) })));
+    const response = await put('run-e', JSON.stringify(report('run-e', { stopped: 'x'.repeat(REPORT_LIMITS.bytes) })));
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error_code: 'PAYLOAD_TOO_LARGE' });
   });

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { REPORT_LIMITS } from '../../../generated/sdk/bridge-conformance-contract.js';
 import { maxJsonDepth, nestsDeeperThan, parseLossless, stringifyLossless } from '../../contract/json.js';
 import type { PlatformAnswer } from './platformCalls.js';
 
@@ -44,8 +45,11 @@ export function allowAnyOrigin(req: Request, res: Response, next: NextFunction):
   next();
 }
 
-/** Keeps control-route bodies as text, so jsonBodyOf can read them without losing digits. */
-export const textBody = express.text({ type: () => true, limit: '1mb' });
+/**
+ * Keeps control-route bodies as text, so jsonBodyOf can read them without losing digits. The
+ * largest body a control route takes is a bridge conformance report: its `x-max-bytes` is the limit.
+ */
+export const textBody = express.text({ type: () => true, limit: REPORT_LIMITS.bytes });
 
 /** A router for a simulated partner's control routes: open to any origin, bodies read by jsonBodyOf. */
 export function controlRouter(): express.Router {
