@@ -93,6 +93,37 @@ describe('minibridge verify bridge', () => {
     expect(result.out).toContain('      received: {"a":1}\n      received: {"b":2}');
   });
 
+  it('prints no terminal control sequence and writes well-formed XML 1.0 whatever the report says', async () => {
+    // Anything can PUT a report to a sandbox; its strings reach a CI log and a JUnit parser.
+    const hostile = 'x\u001b[2K\u001b[1A\rPASSED\u0007 \u009b31m \u202eevil \uffff \ufffe \ud800 end';
+    await put(
+      report('ci-hostile', {
+        passed: false,
+        checks: report('x').checks.map((check) =>
+          check.rule === 'pay-status'
+            ? {
+                ...check,
+                outcome: 'fail',
+                note: hostile,
+                failures: [{ vector: hostile, reason: hostile, sent: hostile, received: hostile }],
+              }
+            : check,
+        ),
+      }),
+    );
+    const junit = path.join(workDir, 'hostile.xml');
+    const result = await verify(['--url', sandbox.miniappUrl, '--run', 'ci-hostile', '--junit', junit]);
+    expect(result.code).toBe(1);
+    expect(result.out).toContain('PASSED');
+    // eslint-disable-next-line no-control-regex -- the characters a terminal acts on
+    expect(result.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(result.out).toContain('x\\u001b[2K\\u001b[1A\\u000dPASSED\\u0007');
+    const xml = await readFile(junit, 'utf8');
+    expect(xml).toContain('PASSED');
+    // XML 1.0's Char production: anything else makes the file unreadable to a JUnit parser.
+    expect(xml).toMatch(/^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u);
+  });
+
   it('fails a rule the page did not report, and one this package does not know', async () => {
     const checks = report('x').checks.filter((check) => check.rule !== 'host-event-subscribe');
     await put(report('ci-other-vectors', { checks: [...checks, { rule: 'future-rule', outcome: 'pass', vectors: 1, failures: [] }] }));
