@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import express from 'express';
@@ -187,6 +188,28 @@ describe('the conformance page against the project web host bridge', () => {
     expect(result.stdout).toContain('sent: {"protocol":"minibridge-bridge","version":1,"id":"p-1"');
     expect(result.stdout).toContain('FAILED: 12 passed, 1 failed');
   }, 60_000);
+});
+
+describe('the conformance page bundled with an app', () => {
+  it('runs from file:// (as an app’s assets) and reports to a sandbox on another origin', async () => {
+    // generated/bridge-conformance/ loaded from disk, as a web view loads an app's bundled assets,
+    // reporting across origins to the sandbox: the guide's "Bundled with your app".
+    const run = 'chromium-bundled';
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
+    const query = new URLSearchParams({ run, report: `${sandbox.miniappUrl}/sandbox/bridge-runs/` });
+    await page.goto(`${pathToFileURL(path.join(repoRoot, 'generated', 'bridge-conformance', 'index.html')).href}?${query}`);
+    // No parent frame and no native handler here: the page says so, and reports that it stopped.
+    await page.locator('#report-status', { hasText: 'Report sent' }).waitFor({ timeout: RUN_MS });
+    expect(await page.locator('#status').textContent()).toMatch(/not inside a host app/);
+    const report = await storedReport(run);
+    expect(report).toMatchObject({ run, finished: true, passed: false, page: { transport: 'none' } });
+    expect(report.stopped).toMatch(/not inside a host app/);
+    await page.close();
+    expect(errors).toEqual([]);
+  }, 120_000);
 });
 
 describe('the conformance page inside the host-app simulator', () => {

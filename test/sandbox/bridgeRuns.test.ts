@@ -42,7 +42,7 @@ describe('the bridge conformance page on the sandbox', () => {
     const page = await fetch(sandbox.bridgeConformanceUrl);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
-    expect(await page.text()).toContain('<script type="module" src="conformance.js"></script>');
+    expect(await page.text()).toContain('<script defer src="conformance.js"></script>');
     const script = await fetch(`${sandbox.bridgeConformanceUrl}conformance.js`);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
     // The vectors travel inside the script, digits as written.

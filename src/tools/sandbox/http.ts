@@ -32,11 +32,12 @@ export async function listen(app: express.Express, port: number, host: string): 
 
 /**
  * The sandbox's own control routes (not part of the contract) are called from the browser
- * simulator, served from another origin, so they allow any origin.
+ * simulator, served from another origin, and from the bridge conformance page bundled with an
+ * app (file:// or the app's own origin, which PUTs its report), so they allow any origin.
  */
 export function allowAnyOrigin(req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, OPTIONS');
   res.setHeader('Access-Control-Allow-Headers', 'Content-Type');
   if (req.method === 'OPTIONS') {
     res.status(204).end();
