@@ -5,7 +5,8 @@ import {
   MESSAGE_ID_MAX_LENGTH,
   PAYMENT_RESULT_STATUSES,
 } from '../../../generated/sdk/bridge-contract.js';
-import { describeViolations, validateMessage, type ValidatedDefinition } from '../sdk/validation.js';
+import { HOST_MESSAGE_DEFINITIONS, isHostMessageType } from '../sdk/messages.js';
+import { describeViolations, validateMessage } from '../sdk/validation.js';
 import { CUSTOM_EVENT_REPLY_RULE, PAY_RULES, readableId, toValue, type ExpectedAnswer, type Vectors } from './vectors.js';
 
 /**
@@ -29,13 +30,6 @@ export interface Finding {
   rule: string;
   reason: string;
 }
-
-const DEFINITION_OF: Record<string, ValidatedDefinition> = {
-  pay_result: 'PayResult',
-  custom_event_result: 'CustomEventResult',
-  host_event: 'HostEvent',
-  error: 'BridgeError',
-};
 
 const ENVELOPE_MEMBERS = new Set(['protocol', 'version', 'id']);
 
@@ -155,8 +149,8 @@ export function envelopeProblem(message: Record<string, unknown>, version: unkno
 
 /** The bridge schema's verdict on a message of a known answer type. */
 export function schemaProblem(message: Record<string, unknown>): string | undefined {
-  const definition = DEFINITION_OF[String(message.type)];
-  if (!definition) return `${describe(message.type)} is not a message a host app sends`;
+  if (!isHostMessageType(message.type)) return `${describe(message.type)} is not a message a host app sends`;
+  const definition = HOST_MESSAGE_DEFINITIONS[message.type];
   const check = validateMessage(definition, toValue(message));
   return check.ok ? undefined : `it breaks the bridge schema (${definition}): ${describeViolations(check.violations)}`;
 }
