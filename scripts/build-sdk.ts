@@ -145,6 +145,8 @@ function contractConstants(schema: JsonObject): string {
     `export const PAYMENT_RESULT_STATUSES = ${JSON.stringify(enumOf(schema, 'PaymentResultStatus'))} as const;`,
     "/** The error codes of `error` answers (`ErrorDetail.code`'s `x-error-codes`), by name. */",
     `export const BRIDGE_ERROR_CODES = ${JSON.stringify(Object.fromEntries(errorCodes(schema).map((code) => [code, code])))} as const;`,
+    '/** The members a `pay_result` may have (`$defs/PayResult` properties). */',
+    `export const PAY_RESULT_MEMBERS = ${JSON.stringify(Object.keys(((schema.$defs as JsonObject).PayResult as JsonObject).properties as JsonObject))} as const;`,
     '/** The longest message id (`$defs/MessageId` maxLength): a longer `replyTo` cannot name a request. */',
     `export const MESSAGE_ID_MAX_LENGTH = ${JSON.stringify(maxLengthOf(schema, 'MessageId'))};`,
     '',

@@ -3,6 +3,7 @@ import {
   BRIDGE_PROTOCOL,
   BRIDGE_PROTOCOL_VERSION,
   MESSAGE_ID_MAX_LENGTH,
+  PAY_RESULT_MEMBERS,
   PAYMENT_RESULT_STATUSES,
 } from '../../../generated/sdk/bridge-contract.js';
 import { HOST_MESSAGE_DEFINITIONS, isHostMessageType } from '../sdk/messages.js';
@@ -220,8 +221,7 @@ export function payFindings(
 }
 
 function topLevelExtra(message: Record<string, unknown>): string | undefined {
-  const known = new Set(['protocol', 'version', 'id', 'type', 'replyTo', 'paymentData']);
-  const extra = Object.keys(message).find((key) => !known.has(key));
+  const extra = Object.keys(message).find((key) => !(PAY_RESULT_MEMBERS as readonly string[]).includes(key));
   return extra === undefined ? undefined : `the pay_result has a member the schema does not know: ${extra}`;
 }
 
