@@ -157,9 +157,11 @@ export interface components {
         RunId: string;
         /**
          * @description One run of the conformance page, sent whole each time it changes (at the start, when it
-         *     waits for a person, at the end). A check is `pending` until the run has judged it. The
-         *     limits below keep a whole report under `x-max-bytes` (1 MiB) of JSON text, the most the
-         *     sandbox takes in a request and `minibridge verify bridge` reads in an answer.
+         *     waits for a person, at the end). A check is `pending` until the run has judged it. A
+         *     report is at most `x-max-bytes` (1 MiB) of JSON text: the most the sandbox takes in a
+         *     request and `minibridge verify bridge` reads in an answer. The limits below, counted in
+         *     characters, keep the page's reports well under it unless a host answers with text that is
+         *     mostly escapes or lone surrogates (six bytes a character), which the sandbox then refuses.
          */
         Report: {
             run: components["schemas"]["RunId"];
