@@ -25,7 +25,9 @@ export async function buildBridgeConformance(outRoot: string): Promise<string[]>
     entryPoints: [path.join(pageDir, 'page.ts')],
     bundle: true,
     write: false,
-    format: 'esm',
+    // A classic script, not a module: a web view loading the page from an app's files (file://)
+    // refuses module scripts there (CORS for origin null), and the page would never start.
+    format: 'iife',
     platform: 'browser',
     target: 'es2020',
     charset: 'utf8',

@@ -145,6 +145,8 @@ function contractConstants(schema: JsonObject): string {
     `export const PAYMENT_RESULT_STATUSES = ${JSON.stringify(enumOf(schema, 'PaymentResultStatus'))} as const;`,
     "/** The error codes of `error` answers (`ErrorDetail.code`'s `x-error-codes`), by name. */",
     `export const BRIDGE_ERROR_CODES = ${JSON.stringify(Object.fromEntries(errorCodes(schema).map((code) => [code, code])))} as const;`,
+    '/** The members a `pay_result` may have (`$defs/PayResult` properties). */',
+    `export const PAY_RESULT_MEMBERS = ${JSON.stringify(Object.keys(((schema.$defs as JsonObject).PayResult as JsonObject).properties as JsonObject))} as const;`,
     '/** The longest message id (`$defs/MessageId` maxLength): a longer `replyTo` cannot name a request. */',
     `export const MESSAGE_ID_MAX_LENGTH = ${JSON.stringify(maxLengthOf(schema, 'MessageId'))};`,
     '',
@@ -170,6 +172,9 @@ function conformanceConstants(schema: JsonObject): string {
     ).userAgent as JsonObject,
   };
   if (typeof limits.userAgent.maxLength !== 'number') throw new Error('conformance schema: Report.page.userAgent needs maxLength');
+  const bytes = ((schema.$defs as JsonObject).Report as JsonObject)['x-max-bytes'];
+  if (typeof bytes !== 'number') throw new Error('conformance schema: Report needs x-max-bytes');
+  const keptRuns = member('RunList', 'runs', 'maxItems');
   const runId = (schema.$defs as JsonObject).RunId as JsonObject;
   return [
     `// ${GENERATED_NOTE}`,
@@ -178,8 +183,10 @@ function conformanceConstants(schema: JsonObject): string {
     `export const WAITING_EVENT_TYPE = ${JSON.stringify(constOf(schema, 'WaitingEventType'))} as const;`,
     '/** What a run id looks like (`$defs/RunId`). */',
     `export const RUN_ID_PATTERN = ${JSON.stringify(runId.pattern)};`,
-    "/** The report's size limits (`$defs/Report`, `ReportCheck`, `ReportFailure`): the page cuts to them. */",
-    `export const REPORT_LIMITS = ${JSON.stringify({ ...limits, userAgent: limits.userAgent.maxLength })} as const;`,
+    "/** The report's size limits (`$defs/Report`, `ReportCheck`, `ReportFailure`): the page cuts to them; `bytes` bounds its whole JSON text. */",
+    `export const REPORT_LIMITS = ${JSON.stringify({ ...limits, userAgent: limits.userAgent.maxLength, bytes })} as const;`,
+    '/** How many runs the sandbox keeps (`$defs/RunList` runs maxItems), the newest. */',
+    `export const KEPT_RUNS = ${JSON.stringify(keptRuns)};`,
     '',
   ].join('\n');
 }

@@ -4,5 +4,7 @@
 export const WAITING_EVENT_TYPE = "minibridge.conformance.waiting" as const;
 /** What a run id looks like (`$defs/RunId`). */
 export const RUN_ID_PATTERN = "^[A-Za-z0-9_-]{1,64}$";
-/** The report's size limits (`$defs/Report`, `ReportCheck`, `ReportFailure`): the page cuts to them. */
-export const REPORT_LIMITS = {"failuresPerCheck":5,"note":1000,"reason":1000,"sent":1500,"received":1500,"waitingFor":500,"userAgent":500} as const;
+/** The report's size limits (`$defs/Report`, `ReportCheck`, `ReportFailure`): the page cuts to them; `bytes` bounds its whole JSON text. */
+export const REPORT_LIMITS = {"failuresPerCheck":5,"note":1000,"reason":1000,"sent":1500,"received":1500,"waitingFor":500,"userAgent":500,"bytes":1048576} as const;
+/** How many runs the sandbox keeps (`$defs/RunList` runs maxItems), the newest. */
+export const KEPT_RUNS = 100;

@@ -19,8 +19,10 @@ export interface components {
          *       host app (a person pressing Confirm, an event to send), so a host's UI test can act on it.
          *     - `Report`: what the conformance page sends to the sandbox (`PUT /sandbox/bridge-runs/{run}`)
          *       and `minibridge verify bridge` reads.
+         *     - `RunList`: the runs the sandbox keeps (`GET /sandbox/bridge-runs`), which
+         *       `minibridge verify bridge` reads to find the newest.
          */
-        BridgeConformance: components["schemas"]["Vectors"] | components["schemas"]["Report"];
+        BridgeConformance: components["schemas"]["Vectors"] | components["schemas"]["Report"] | components["schemas"]["RunList"];
         /** @description A rule of the protocol, e.g. `pay-answered-once`. */
         RuleId: string;
         VectorId: string;
@@ -155,8 +157,11 @@ export interface components {
         RunId: string;
         /**
          * @description One run of the conformance page, sent whole each time it changes (at the start, when it
-         *     waits for a person, at the end). A check is `pending` until the run has judged it. The
-         *     limits below keep a whole report under the sandbox's body limit (1 MiB).
+         *     waits for a person, at the end). A check is `pending` until the run has judged it. A
+         *     report is at most `x-max-bytes` (1 MiB) of JSON text: the most the sandbox takes in a
+         *     request and `minibridge verify bridge` reads in an answer. The limits below, counted in
+         *     characters, keep the page's reports well under it unless a host answers with text that is
+         *     mostly escapes or lone surrogates (six bytes a character), which the sandbox then refuses.
          */
         Report: {
             run: components["schemas"]["RunId"];
@@ -206,6 +211,19 @@ export interface components {
             sent?: string;
             /** @description What the host app posted in answer, as JSON text (one per line). */
             received?: string;
+        };
+        /**
+         * @description The runs the sandbox keeps (`GET /sandbox/bridge-runs`), newest first: the newest
+         *     `maxItems` runs, older ones forgotten.
+         */
+        RunList: {
+            runs: {
+                run: components["schemas"]["RunId"];
+                finished: boolean;
+                passed: boolean;
+                /** Format: date-time */
+                updatedAt?: string;
+            }[];
         };
     };
     responses: never;

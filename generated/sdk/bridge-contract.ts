@@ -12,5 +12,7 @@ export const AMOUNT_RULE = {"precision":20,"scale":2,"minimum":"0"} as const;
 export const PAYMENT_RESULT_STATUSES = ["success","failed","cancelled"] as const;
 /** The error codes of `error` answers (`ErrorDetail.code`'s `x-error-codes`), by name. */
 export const BRIDGE_ERROR_CODES = {"INVALID_MESSAGE":"INVALID_MESSAGE","UNSUPPORTED_VERSION":"UNSUPPORTED_VERSION","PAYMENT_IN_PROGRESS":"PAYMENT_IN_PROGRESS","UNSUPPORTED_MESSAGE":"UNSUPPORTED_MESSAGE","REJECTED":"REJECTED"} as const;
+/** The members a `pay_result` may have (`$defs/PayResult` properties). */
+export const PAY_RESULT_MEMBERS = ["protocol","version","id","type","replyTo","paymentData"] as const;
 /** The longest message id (`$defs/MessageId` maxLength): a longer `replyTo` cannot name a request. */
 export const MESSAGE_ID_MAX_LENGTH = 100;

@@ -20,9 +20,10 @@ export interface components {
          *
          *     Within version 1 only additive changes are made: new optional members and new message types.
          *     A receiver ignores message types it does not know, and never answers a message that is itself
-         *     an answer or an event (`pay_result`, `custom_event_result`, `host_event`, `error`), so two
-         *     receivers can never answer each other in a loop. Only the requests a receiver handles are
-         *     answered: on a host app, `pay` and `custom_event` with `expectsReply: true`.
+         *     an answer or an event (`pay_result`, `custom_event_result`, `host_event`, `error`), whatever its
+         *     `version` and even when it breaks this schema, so two receivers can never answer each other
+         *     in a loop. Only the requests a receiver handles are answered: on a host app, `pay` and
+         *     `custom_event` with `expectsReply: true`.
          *
          *     The cases every host app must get right are data next to this schema, in
          *     `bridge.vectors.json` (its format: `bridge-conformance.schema.yaml`): messages in, and the

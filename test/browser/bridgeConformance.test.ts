@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import express from 'express';
@@ -51,6 +52,7 @@ beforeAll(async () => {
     res.type('text/javascript').sendFile(path.join(repoRoot, 'generated', 'sdk', 'minibridge-host.js')),
   );
   app.get('/harness.js', (_req, res) => res.type('text/javascript').send(bundle.outputFiles[0]!.text));
+  app.get('/hostile.html', (_req, res) => res.type('text/html').send(HOSTILE_HOST));
   const server = await new Promise<Server>((resolve) => {
     const started = app.listen(0, '127.0.0.1', () => resolve(started));
   });
@@ -121,6 +123,29 @@ async function storedReport(run: string): Promise<Report> {
   return report!;
 }
 
+/**
+ * A host page that answers every request of the conformance page with markup and script in each
+ * string it controls, and posts more of it unasked: the page must show all of it as text.
+ */
+const HOSTILE_HOST = `<!doctype html><html><body>
+<iframe id="miniapp" sandbox="allow-scripts allow-same-origin"></iframe>
+<script>
+  const frame = document.getElementById('miniapp');
+  const url = new URLSearchParams(location.search).get('miniapp');
+  const evil = '<img src=x onerror="top.pwned=1"><script>top.pwned=2<\\/script><b>bold</b>';
+  let n = 0;
+  const post = (message) => frame.contentWindow.postMessage({ protocol: 'minibridge-bridge', version: 1, id: 'h' + ++n + evil, ...message }, '*');
+  addEventListener('message', (event) => {
+    if (event.source !== frame.contentWindow || typeof event.data !== 'object' || event.data === null) return;
+    const id = event.data.id;
+    if (typeof id !== 'string') return;
+    post({ type: 'error', replyTo: id, error: { code: evil, message: evil } });
+    post({ type: evil, replyTo: id, detail: evil });
+    post({ type: 'pay_result', replyTo: id, paymentData: { amount: evil, currency: evil, orderPaymentId: evil, status: evil } });
+  });
+  frame.src = url;
+</script></body></html>`;
+
 /** The broken hosts the issue names; the other variants are run in node (test/sdk/conformanceDriver.test.ts). */
 const REQUIRED_BROKEN = ['answers-twice', 'drops-status', 'rounds-amount', 'second-sheet', 'wrong-reply-to', 'never-answers'];
 
@@ -187,6 +212,47 @@ describe('the conformance page against the project web host bridge', () => {
     expect(result.stdout).toContain('sent: {"protocol":"minibridge-bridge","version":1,"id":"p-1"');
     expect(result.stdout).toContain('FAILED: 12 passed, 1 failed');
   }, 60_000);
+});
+
+describe('the conformance page against a hostile host', () => {
+  it('shows what the host posts as text: no markup, no script', async () => {
+    const run = 'chromium-hostile';
+    const miniapp = conformanceUrl(run, 'userWaitMs=1000&answerWaitMs=1000');
+    const { page, errors } = await open(`${harness.url}/hostile.html?${new URLSearchParams({ miniapp })}`);
+    const frame = await conformanceFrame(page);
+    expect(await finished(frame)).toBe(false);
+    const table = frame.locator('#checks');
+    expect(await table.textContent()).toContain('<img src=x onerror="top.pwned=1">');
+    expect(await frame.locator('#checks img, #checks script, #checks b, #prompt *, #status *').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { pwned?: unknown }).pwned)).toBeUndefined();
+    expect(await frame.evaluate(() => (globalThis as { pwned?: unknown }).pwned)).toBeUndefined();
+    const report = await storedReport(run);
+    expect(report.passed).toBe(false);
+    await page.close();
+    expect(errors).toEqual([]);
+  }, 120_000);
+});
+
+describe('the conformance page bundled with an app', () => {
+  it('runs from file:// (as an app’s assets) and reports to a sandbox on another origin', async () => {
+    // generated/bridge-conformance/ loaded from disk, as a web view loads an app's bundled assets,
+    // reporting across origins to the sandbox: the guide's "Bundled with your app".
+    const run = 'chromium-bundled';
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
+    const query = new URLSearchParams({ run, report: `${sandbox.miniappUrl}/sandbox/bridge-runs/` });
+    await page.goto(`${pathToFileURL(path.join(repoRoot, 'generated', 'bridge-conformance', 'index.html')).href}?${query}`);
+    // No parent frame and no native handler here: the page says so, and reports that it stopped.
+    await page.locator('#report-status', { hasText: 'Report sent' }).waitFor({ timeout: RUN_MS });
+    expect(await page.locator('#status').textContent()).toMatch(/not inside a host app/);
+    const report = await storedReport(run);
+    expect(report).toMatchObject({ run, finished: true, passed: false, page: { transport: 'none' } });
+    expect(report.stopped).toMatch(/not inside a host app/);
+    await page.close();
+    expect(errors).toEqual([]);
+  }, 120_000);
 });
 
 describe('the conformance page inside the host-app simulator', () => {

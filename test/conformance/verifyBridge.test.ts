@@ -6,6 +6,8 @@ import path from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/shipped/cli.js';
+import { verifyBridge } from '../../src/shipped/bridge-conformance/verifyBridge.js';
+import { REPORT_LIMITS } from '../../generated/sdk/bridge-conformance-contract.js';
 import type { Report } from '../../src/shipped/bridge-conformance/vectors.js';
 import { startSandbox, type RunningSandbox } from '../../src/tools/sandbox/startSandbox.js';
 import { vectors } from '../support/bridgeVectors.js';
@@ -91,6 +93,37 @@ describe('minibridge verify bridge', () => {
     expect(result.out).toContain('      received: {"a":1}\n      received: {"b":2}');
   });
 
+  it('prints no terminal control sequence and writes well-formed XML 1.0 whatever the report says', async () => {
+    // Anything can PUT a report to a sandbox; its strings reach a CI log and a JUnit parser.
+    const hostile = 'x\u001b[2K\u001b[1A\rPASSED\u0007 \u009b31m \u202eevil \uffff \ufffe \ud800 end';
+    await put(
+      report('ci-hostile', {
+        passed: false,
+        checks: report('x').checks.map((check) =>
+          check.rule === 'pay-status'
+            ? {
+                ...check,
+                outcome: 'fail',
+                note: hostile,
+                failures: [{ vector: hostile, reason: hostile, sent: hostile, received: hostile }],
+              }
+            : check,
+        ),
+      }),
+    );
+    const junit = path.join(workDir, 'hostile.xml');
+    const result = await verify(['--url', sandbox.miniappUrl, '--run', 'ci-hostile', '--junit', junit]);
+    expect(result.code).toBe(1);
+    expect(result.out).toContain('PASSED');
+    // eslint-disable-next-line no-control-regex -- the characters a terminal acts on
+    expect(result.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(result.out).toContain('x\\u001b[2K\\u001b[1A\\u000dPASSED\\u0007');
+    const xml = await readFile(junit, 'utf8');
+    expect(xml).toContain('PASSED');
+    // XML 1.0's Char production: anything else makes the file unreadable to a JUnit parser.
+    expect(xml).toMatch(/^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u);
+  });
+
   it('fails a rule the page did not report, and one this package does not know', async () => {
     const checks = report('x').checks.filter((check) => check.rule !== 'host-event-subscribe');
     await put(report('ci-other-vectors', { checks: [...checks, { rule: 'future-rule', outcome: 'pass', vectors: 1, failures: [] }] }));
@@ -159,6 +192,89 @@ describe('minibridge verify bridge', () => {
     await new Promise<void>((resolve) => impostor.close(() => resolve()));
     expect(wrong.code).toBe(1);
     expect(wrong.out).toMatch(/STOPPED: .* is not a bridge conformance report: \/ must have required property 'finished'/);
+  });
+
+  describe('against a sandbox that answers something else', () => {
+    let impostor: Server;
+    let url: string;
+    /** What the impostor answers, by path. */
+    const answers = new Map<string, (res: express.Response) => void>();
+
+    beforeAll(async () => {
+      const app = express().use((req, res) => {
+        const answer = answers.get(req.path);
+        if (answer) answer(res);
+        else res.status(404).json({ error_code: 'NOT_FOUND', error_message: 'none' });
+      });
+      impostor = await new Promise<Server>((resolve) => {
+        const server = app.listen(0, '127.0.0.1', () => resolve(server));
+      });
+      url = `http://127.0.0.1:${(impostor.address() as AddressInfo).port}`;
+    });
+
+    afterAll(async () => {
+      impostor.closeAllConnections();
+      await new Promise<void>((resolve) => impostor.close(() => resolve()));
+    });
+
+    const json = (text: string) => (res: express.Response) => void res.type('application/json').send(text);
+
+    it.each([
+      ['null', 'null'],
+      ['an array', '[]'],
+      ['runs that are not a list', '{"runs":{"0":{"run":"x"}}}'],
+      ['a run name outside its pattern', '{"runs":[{"run":"../../etc","finished":true,"passed":true}]}'],
+    ])('stops, and still writes JUnit, when the list of runs is %s', async (_name, text) => {
+      answers.clear();
+      answers.set('/sandbox/bridge-runs', json(text));
+      const junit = path.join(workDir, 'impostor-list.xml');
+      const result = await verify(['--url', url, '--junit', junit]);
+      expect(result.code).toBe(1);
+      expect(result.out).toMatch(/STOPPED: .*\/sandbox\/bridge-runs answered something that is not a list of bridge conformance runs/);
+      expect(await readFile(junit, 'utf8')).toContain('name="preflight"');
+    });
+
+    it('stops at the report size limit instead of reading an endless answer', async () => {
+      answers.clear();
+      let written = 0;
+      answers.set('/sandbox/bridge-runs/big', (res) => {
+        res.type('application/json');
+        res.write('{"run":"big","stopped":"');
+        // Written until the client hangs up; bounded so a client that never does cannot hang the test.
+        const chunk = 'a'.repeat(64 * 1024);
+        const pump = () => {
+          while (!res.destroyed && written < 64 * REPORT_LIMITS.bytes) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end('"}');
+        };
+        res.on('close', () => (written = Infinity));
+        pump();
+      });
+      const result = await verify(['--url', url, '--run', 'big']);
+      expect(result.code).toBe(1);
+      expect(result.out).toContain(`answered more than ${REPORT_LIMITS.bytes} bytes`);
+    });
+
+    it('stops when the answer stalls after its headers (the request time-out covers the body)', async () => {
+      answers.clear();
+      answers.set('/sandbox/bridge-runs/slow', (res) => {
+        res.type('application/json');
+        res.write('{"run":"slow",');
+      });
+      const result = await verifyBridge({ url, run: 'slow', waitSeconds: 0, requestTimeoutMs: 300 });
+      expect(result.passed).toBe(false);
+      expect(result.stopped).toMatch(/did not answer within 0.3 s/);
+    });
+
+    it('stops on an answer nested deeper than the contract allows', async () => {
+      answers.clear();
+      answers.set('/sandbox/bridge-runs/deep', json(`{"run":"deep","checks":${'['.repeat(20_000)}${']'.repeat(20_000)}}`));
+      const result = await verify(['--url', url, '--run', 'deep']);
+      expect(result.code).toBe(1);
+      expect(result.out).toMatch(/STOPPED: .* nested more than \d+ deep/);
+    });
   });
 
   it.each([

@@ -42,7 +42,7 @@ describe('the bridge conformance page on the sandbox', () => {
     const page = await fetch(sandbox.bridgeConformanceUrl);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
-    expect(await page.text()).toContain('<script type="module" src="conformance.js"></script>');
+    expect(await page.text()).toContain('<script defer src="conformance.js"></script>');
     const script = await fetch(`${sandbox.bridgeConformanceUrl}conformance.js`);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
     // The vectors travel inside the script, digits as written.
@@ -110,8 +110,28 @@ describe('/sandbox/bridge-runs', () => {
     expect((await fetch(`${sandbox.miniappUrl}/sandbox/bridge-runs/run-c`)).status).toBe(404);
   });
 
+  it('refuses a body nested deeper than the contract allows with 400 INVALID_REQUEST, never a 500', async () => {
+    // 10 000 brackets is a 20 kB body, far under the size limit: only its depth can be refused.
+    const deep = `{"run":"run-f","x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    const response = await put('run-f', deep);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error_code: 'INVALID_REQUEST',
+      error_message: expect.stringMatching(/nested more than \d+ deep/),
+    });
+    expect((await fetch(`${sandbox.miniappUrl}/sandbox/bridge-runs/run-f`)).status).toBe(404);
+  });
+
+  it('keeps runs named like Object.prototype members apart from the prototype', async () => {
+    for (const run of ['__proto__', 'constructor', 'toString']) {
+      expect((await put(run, JSON.stringify(report(run)))).status).toBe(200);
+      expect(await (await fetch(`${sandbox.miniappUrl}/sandbox/bridge-runs/${run}`)).json()).toEqual(report(run));
+    }
+    expect((await fetch(`${sandbox.miniappUrl}/sandbox/bridge-runs/hasOwnProperty`)).status).toBe(404);
+  });
+
   it('refuses a body past the control routes limit with 413 PAYLOAD_TOO_LARGE', async () => {
-    const response = await put('run-e', JSON.stringify(report('run-e', { stopped: 'x'.repeat(2 * 1024 * 1024) })));
+    const response = await put('run-e', JSON.stringify(report('run-e', { stopped: 'x'.repeat(REPORT_LIMITS.bytes) })));
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error_code: 'PAYLOAD_TOO_LARGE' });
   });

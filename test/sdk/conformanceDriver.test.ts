@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WAITING_EVENT_TYPE } from '../../generated/sdk/bridge-conformance-contract.js';
 import { runConformance, type ConformanceWire } from '../../src/shipped/bridge-conformance/driver.js';
+import { payFindings } from '../../src/shipped/bridge-conformance/judge.js';
 import type { Report } from '../../src/shipped/bridge-conformance/vectors.js';
 import {
   BRIDGE_PROTOCOL,
@@ -123,5 +124,27 @@ describe('the conformance runner on the iframe transport', () => {
     const report = await runAgainst('rounds-amount', SHORT_WAIT_MS);
     const reasons = report.checks.find((check) => check.rule === 'pay-data-unchanged')!.failures.map((failure) => failure.reason);
     expect(reasons).toContain('paymentData.amount is the number 125001, not the string "125000.50"');
+  });
+});
+
+describe('the judge of a pay_result', () => {
+  const paymentData = { amount: '10', currency: 'VND', orderPaymentId: 'hop_j' };
+  const expected = { type: 'pay_result', replyTo: 'p-j', paymentData: { ...paymentData, status: 'success' } } as never;
+  const answer = (extra: Record<string, unknown> = {}) => ({
+    protocol: BRIDGE_PROTOCOL,
+    version: BRIDGE_PROTOCOL_VERSION,
+    id: 'host-1',
+    type: 'pay_result',
+    replyTo: 'p-j',
+    paymentData: { ...paymentData, status: 'success' },
+    ...extra,
+  });
+  const options = { vectors, relaxHostChosen: false, numbers: 'text' } as const;
+
+  it('charges a member PayResult does not have to pay-answered, and nothing else', () => {
+    expect(payFindings(expected, [answer()], options).findings).toEqual([]);
+    expect(payFindings(expected, [answer({ tip: '1' })], options).findings).toEqual([
+      { rule: 'pay-answered', reason: 'the pay_result has a member the schema does not know: tip' },
+    ]);
   });
 });

@@ -207,6 +207,20 @@ describe('what the SDK does not listen to', () => {
   });
 });
 
+describe('message types named like Object.prototype members', () => {
+  it('are ignored like any type the SDK does not know, and answers still arrive', async () => {
+    const result = outcome(sdk.sendPromise(MinibridgeWebAppCustomEvent, { type: 'buy' }));
+    const { id } = lastRequest();
+    // A plain object looked up by type would find Object.prototype's members and throw in the listener.
+    for (const type of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])
+      hostSends({ type, replyTo: id, ok: true, result: 'not from the host' });
+    await flush();
+    hostSends({ type: 'custom_event_result', replyTo: id, ok: true, result: 'from the host' });
+    expect(await result).toEqual({ value: 'from the host' });
+    expect(invalid).toEqual([]);
+  });
+});
+
 describe('subscribe', () => {
   it('delivers host events as { detail: { type, data } } until unsubscribed', async () => {
     const seen: MinibridgeEvent[] = [];

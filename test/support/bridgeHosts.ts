@@ -1,4 +1,5 @@
 import type { BridgeEndpoint, HostBridge, HostBridgeOptions, ValidationResult } from '../../src/shipped/sdk/index.js';
+import { isHostMessageType } from '../../src/shipped/sdk/messages.js';
 
 /**
  * Web host apps for the conformance page's tests: the project's own web host bridge
@@ -6,8 +7,9 @@ import type { BridgeEndpoint, HostBridge, HostBridgeOptions, ValidationResult } 
  * real host app could have. The person acts on the page's prompts (the `Waiting` custom event):
  * finishes the named payment sheet, sends an event, answers the custom events it holds.
  *
- * Only types are imported, so the browser harness (test/browser/bridgeHarness/) bundles this file
- * and hands it the shipped minibridge-host.js functions, and the node tests hand it the sources.
+ * Besides types, only the SDK's list of message types is imported: the browser harness
+ * (test/browser/bridgeHarness/) bundles this file and hands it the shipped minibridge-host.js
+ * functions, and the node tests hand it the sources.
  */
 export const BROKEN_HOSTS = {
   /** Posts every pay_result twice. */
@@ -146,7 +148,12 @@ export function startHarnessHost(options: HarnessOptions): { close(): void } {
     if (bridgeMessage && message.type === 'custom_event' && message.expectsReply === true && id) newestReplyId = id;
     if (message && id) {
       if (variant === 'answers-other-traffic' && !bridgeMessage) return refuse(id, 'INVALID_MESSAGE');
-      if (bridgeMessage && message.version !== options.version && variant === 'refuses-other-versions-as-invalid')
+      if (
+        bridgeMessage &&
+        message.version !== options.version &&
+        !isHostMessageType(message.type) &&
+        variant === 'refuses-other-versions-as-invalid'
+      )
         return refuse(id, 'INVALID_MESSAGE');
       if (
         bridgeMessage &&

@@ -3,9 +3,11 @@ import {
   BRIDGE_PROTOCOL,
   BRIDGE_PROTOCOL_VERSION,
   MESSAGE_ID_MAX_LENGTH,
+  PAY_RESULT_MEMBERS,
   PAYMENT_RESULT_STATUSES,
 } from '../../../generated/sdk/bridge-contract.js';
-import { describeViolations, validateMessage, type ValidatedDefinition } from '../sdk/validation.js';
+import { HOST_MESSAGE_DEFINITIONS, isHostMessageType } from '../sdk/messages.js';
+import { describeViolations, validateMessage } from '../sdk/validation.js';
 import { CUSTOM_EVENT_REPLY_RULE, PAY_RULES, readableId, toValue, type ExpectedAnswer, type Vectors } from './vectors.js';
 
 /**
@@ -29,13 +31,6 @@ export interface Finding {
   rule: string;
   reason: string;
 }
-
-const DEFINITION_OF: Record<string, ValidatedDefinition> = {
-  pay_result: 'PayResult',
-  custom_event_result: 'CustomEventResult',
-  host_event: 'HostEvent',
-  error: 'BridgeError',
-};
 
 const ENVELOPE_MEMBERS = new Set(['protocol', 'version', 'id']);
 
@@ -155,8 +150,8 @@ export function envelopeProblem(message: Record<string, unknown>, version: unkno
 
 /** The bridge schema's verdict on a message of a known answer type. */
 export function schemaProblem(message: Record<string, unknown>): string | undefined {
-  const definition = DEFINITION_OF[String(message.type)];
-  if (!definition) return `${describe(message.type)} is not a message a host app sends`;
+  if (!isHostMessageType(message.type)) return `${describe(message.type)} is not a message a host app sends`;
+  const definition = HOST_MESSAGE_DEFINITIONS[message.type];
   const check = validateMessage(definition, toValue(message));
   return check.ok ? undefined : `it breaks the bridge schema (${definition}): ${describeViolations(check.violations)}`;
 }
@@ -226,8 +221,7 @@ export function payFindings(
 }
 
 function topLevelExtra(message: Record<string, unknown>): string | undefined {
-  const known = new Set(['protocol', 'version', 'id', 'type', 'replyTo', 'paymentData']);
-  const extra = Object.keys(message).find((key) => !known.has(key));
+  const extra = Object.keys(message).find((key) => !(PAY_RESULT_MEMBERS as readonly string[]).includes(key));
   return extra === undefined ? undefined : `the pay_result has a member the schema does not know: ${extra}`;
 }
 

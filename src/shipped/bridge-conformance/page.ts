@@ -12,6 +12,7 @@
  * person and for an answer that needs no one).
  */
 import { RUN_ID_PATTERN } from '../../../generated/sdk/bridge-conformance-contract.js';
+import { fromNativeHost, fromParentFrame, listenOn, type WindowLike } from '../sdk/endpoints.js';
 import { createMinibridgeSdk } from '../sdk/miniapp.js';
 import { runConformance, type ConformanceWire } from './driver.js';
 import { readVectors, type Report, type Waiting } from './vectors.js';
@@ -37,8 +38,6 @@ interface PageWindow {
   webkit?: { messageHandlers?: { minibridge?: { postMessage(text: string): void } } };
   MinibridgeAndroid?: { postMessage(text: string): void };
   postMessage(message: unknown, targetOrigin: string): void;
-  addEventListener(type: 'message', listener: (event: { data: unknown; source: unknown; origin: string }) => void): void;
-  removeEventListener(type: 'message', listener: (event: { data: unknown; source: unknown; origin: string }) => void): void;
   fetch(url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<{ ok: boolean; status: number }>;
   crypto?: { getRandomValues(array: Uint8Array): Uint8Array };
 }
@@ -76,21 +75,20 @@ function reportBase(): string | undefined {
     : undefined;
 }
 
-/** How this page reaches its host app, as the JS SDK finds it (endpoints.ts detectEndpoint). */
+/**
+ * How this page reaches its host app, as the JS SDK finds it (endpoints.ts detectEndpoint), and
+ * accepting the same message events; but handing on the data as it arrived (text or value), since
+ * the page judges the host's text.
+ */
 function wireOf(hostOrigin: string): ConformanceWire | undefined {
+  const win = page as unknown as WindowLike;
   const native = page.webkit?.messageHandlers?.minibridge ?? page.MinibridgeAndroid;
   if (native) {
     return {
       transport: page.webkit?.messageHandlers?.minibridge ? 'webkit' : 'android',
       carries: 'text',
       send: (data) => native.postMessage(data as string),
-      listen: (receive) => {
-        const listener = (event: { data: unknown; source: unknown }) => {
-          if (event.source === page || event.source === null) receive(event.data);
-        };
-        page.addEventListener('message', listener);
-        return () => page.removeEventListener('message', listener);
-      },
+      listen: (receive) => listenOn(win, fromNativeHost(win), receive),
     };
   }
   if (page.parent && page.parent !== page) {
@@ -98,13 +96,7 @@ function wireOf(hostOrigin: string): ConformanceWire | undefined {
       transport: 'iframe',
       carries: 'value',
       send: (data) => page.parent.postMessage(data, hostOrigin),
-      listen: (receive) => {
-        const listener = (event: { data: unknown; source: unknown; origin: string }) => {
-          if (event.source === page.parent && (hostOrigin === '*' || event.origin === hostOrigin)) receive(event.data);
-        };
-        page.addEventListener('message', listener);
-        return () => page.removeEventListener('message', listener);
-      },
+      listen: (receive) => listenOn(win, fromParentFrame(win, hostOrigin), receive),
     };
   }
   return undefined;

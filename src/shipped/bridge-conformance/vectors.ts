@@ -18,6 +18,7 @@ export type WaitingFor = Schemas['WaitingFor'];
 export type Report = Schemas['Report'];
 export type ReportCheck = Schemas['ReportCheck'];
 export type ReportFailure = Schemas['ReportFailure'];
+export type RunList = Schemas['RunList'];
 
 /** The rules the judge names itself, beside each vector's own rule; the vectors file must define them. */
 export const PAY_RULES = {

@@ -1,6 +1,7 @@
-import { parseLossless } from '../../contract/json.js';
+import { REPORT_LIMITS } from '../../../generated/sdk/bridge-conformance-contract.js';
+import { maxJsonDepth, nestsDeeperThan, parseLossless } from '../../contract/json.js';
 import type { ReportedCheck, ReportedRun } from '../conformance/reporters.js';
-import { checkReport, packageVectors } from './report.js';
+import { checkReport, checkRunList, packageVectors } from './report.js';
 import type { Report } from './vectors.js';
 
 /**
@@ -61,11 +62,14 @@ export async function verifyBridge(options: VerifyBridgeOptions): Promise<Report
 async function lookOnce(base: string, run: string | undefined, timeoutMs: number): Promise<Look> {
   let name = run;
   if (name === undefined) {
-    const listed = await getJson(`${base}/sandbox/bridge-runs`, timeoutMs);
+    const url = `${base}/sandbox/bridge-runs`;
+    const listed = await getJson(url, timeoutMs);
     if ('stop' in listed) return listed;
-    const runs = (listed.value as { runs?: Array<{ run?: unknown }> }).runs;
-    const newest = Array.isArray(runs) ? runs[0]?.run : undefined;
-    if (typeof newest !== 'string') return { waiting: `no run has reported to ${base} yet` };
+    const list = checkRunList(listed.value);
+    if (list.problem !== undefined)
+      return { stop: `${url} answered something that is not a list of bridge conformance runs: ${list.problem}` };
+    const newest = list.value.runs[0]?.run;
+    if (newest === undefined) return { waiting: `no run has reported to ${base} yet` };
     name = newest;
   }
   const answer = await getJson(`${base}/sandbox/bridge-runs/${encodeURIComponent(name)}`, timeoutMs);
@@ -77,24 +81,55 @@ async function lookOnce(base: string, run: string | undefined, timeoutMs: number
   return { report: checked.report };
 }
 
+/**
+ * One GET, its whole answer read within timeoutMs and at most a report's `x-max-bytes`: whatever
+ * answers at --url (a sandbox, or something else) cannot make the command hang, fill memory or
+ * exhaust the stack.
+ */
 async function getJson(url: string, timeoutMs: number): Promise<{ status: number; value: unknown } | { stop: string }> {
-  let response: Response;
+  const signal = AbortSignal.timeout(timeoutMs);
+  let status: number;
+  let text: string;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { Accept: 'application/json' } });
+    const response = await fetch(url, { signal, headers: { Accept: 'application/json' } });
+    status = response.status;
+    const read = await readText(response, REPORT_LIMITS.bytes);
+    if (read === undefined) return { stop: `${url} answered more than ${REPORT_LIMITS.bytes} bytes (a report is at most that)` };
+    text = read;
   } catch (error) {
+    if (signal.aborted) return { stop: `${url} did not answer within ${timeoutMs / 1000} s` };
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     return {
       stop: `cannot reach ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}. Check --url (the sandbox miniapp server, e.g. http://127.0.0.1:8082).`,
     };
   }
-  const text = await response.text();
-  if (response.status === 404) return { status: 404, value: undefined };
-  if (response.status !== 200) return { stop: `${url} answered HTTP ${response.status}: ${text.slice(0, 300)}` };
+  if (status === 404) return { status: 404, value: undefined };
+  if (status !== 200) return { stop: `${url} answered HTTP ${status}: ${text.slice(0, 300)}` };
+  if (nestsDeeperThan(text)) return { stop: `${url} answered JSON nested more than ${maxJsonDepth()} deep` };
   try {
     return { status: 200, value: parseLossless(text) };
   } catch {
     return { stop: `${url} answered something that is not JSON: ${text.slice(0, 300)}` };
   }
+}
+
+/** The body as UTF-8 text, or undefined once it passes limit bytes (the rest is not read). */
+async function readText(response: Response, limit: number): Promise<string | undefined> {
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** One check per rule of this package's vectors, in their order; a rule the page did not report fails. */

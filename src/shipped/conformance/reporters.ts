@@ -18,10 +18,26 @@ function failureLines(item: ReportedFailure): string[] {
 const SHOWN_FAILURES = 5;
 const BODY_LIMIT = 1_500;
 
+// eslint-disable-next-line no-control-regex -- the characters a terminal or a CI log acts on
+const CONTROLS = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+// eslint-disable-next-line no-control-regex -- as above, and the line feed
+const CONTROLS_AND_NEWLINES = /[\u0000-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/**
+ * Text from a server's answer or a report, made safe to print: escape sequences, carriage returns,
+ * bell and bidirectional overrides are shown as `\uXXXX` instead of acting on the terminal or the
+ * CI log (hiding a line, rewriting one as PASSED). Single-line fields show a line feed the same way.
+ */
+function printable(text: string, keepNewlines = false): string {
+  return text.replace(keepNewlines ? CONTROLS : CONTROLS_AND_NEWLINES, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** A readable table (check, operation, result) and, under it, each failure with the request that failed. */
 export function tableReport(report: ReportedRun): string {
-  if (report.stopped) return `minibridge verify ${report.subject} ${report.url}\n\nSTOPPED: ${report.stopped}`;
-  const rows = report.results.map((result) => [result.check, result.operation, verdictText(result), result.note ?? '']);
+  if (report.stopped) return `minibridge verify ${report.subject} ${printable(report.url)}\n\nSTOPPED: ${printable(report.stopped, true)}`;
+  const rows = report.results.map((result) =>
+    [result.check, result.operation, verdictText(result), result.note ?? ''].map((cell) => printable(cell)),
+  );
   const header = ['check', 'operation', 'result', 'note'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: string[]) =>
@@ -30,7 +46,7 @@ export function tableReport(report: ReportedRun): string {
       .join('  ')
       .trimEnd();
   const lines = [
-    `minibridge verify ${report.subject} ${report.url}`,
+    `minibridge verify ${report.subject} ${printable(report.url)}`,
     '',
     line(header),
     line(widths.map((width) => '-'.repeat(width))),
@@ -40,11 +56,11 @@ export function tableReport(report: ReportedRun): string {
   for (const result of failed) {
     lines.push(
       '',
-      `FAIL ${result.check} · ${result.operation}: ${result.failures.length} of ${Math.max(result.requests, result.failures.length)} request(s)`,
+      `FAIL ${printable(result.check)} · ${printable(result.operation)}: ${result.failures.length} of ${Math.max(result.requests, result.failures.length)} request(s)`,
     );
     result.failures.slice(0, SHOWN_FAILURES).forEach((item, index) => {
-      lines.push(`  - ${item.case}: ${item.reason}`);
-      if (index === 0) lines.push(...failureLines(item).map((text) => `      ${text}`));
+      lines.push(`  - ${printable(item.case)}: ${printable(item.reason)}`);
+      if (index === 0) lines.push(...failureLines(item).map((text) => `      ${printable(text, true)}`));
     });
     if (result.failures.length > SHOWN_FAILURES) lines.push(`  … and ${result.failures.length - SHOWN_FAILURES} more`);
   }
@@ -113,11 +129,13 @@ export function junitReport(report: ReportedRun): string {
 }
 
 function xml(text: string): string {
-  // XML 1.0 forbids most control characters even escaped; they can only come from a server's answer.
+  // XML 1.0 forbids most control characters even escaped, U+FFFE, U+FFFF and lone surrogates; they
+  // can only come from a server's answer or a report.
   return (
     text
       // eslint-disable-next-line no-control-regex -- JUnit XML 1.0 cannot carry these characters, so they are replaced
-      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '\uFFFD')
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '\uFFFD')
+      .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
       .replace(/&/g, '&amp;')
       .replace(/</g, '&lt;')
       .replace(/>/g, '&gt;')

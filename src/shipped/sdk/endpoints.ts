@@ -32,7 +32,8 @@ interface NativeHandlers {
   MinibridgeAndroid?: { postMessage(text: string): void };
 }
 
-function listenOn(win: WindowLike, accept: (event: MessageEventLike) => boolean, receive: (data: unknown) => void): () => void {
+/** Calls receive with the data of each message event on win that accept lets through; returns a stop function. */
+export function listenOn(win: WindowLike, accept: (event: MessageEventLike) => boolean, receive: (data: unknown) => void): () => void {
   const listener: MessageListener = (event) => {
     if (accept(event)) receive(event.data);
   };
@@ -49,8 +50,18 @@ export function parentFrameEndpoint(win: WindowLike, hostOrigin = '*'): BridgeEn
   if (!parent || parent === win) throw new TypeError('parentFrameEndpoint: this window has no parent frame');
   return {
     post: (message) => parent.postMessage(message, hostOrigin),
-    listen: (receive) => listenOn(win, (event) => event.source === parent && (hostOrigin === '*' || event.origin === hostOrigin), receive),
+    listen: (receive) => listenOn(win, fromParentFrame(win, hostOrigin), receive),
   };
+}
+
+/** Which message events come from the host app to a page in an iframe: its parent, at hostOrigin unless `*`. */
+export function fromParentFrame(win: WindowLike, hostOrigin = '*'): (event: MessageEventLike) => boolean {
+  return (event) => event.source === win.parent && (hostOrigin === '*' || event.origin === hostOrigin);
+}
+
+/** Which message events come from a native host app: it runs `window.postMessage` in the page itself. */
+export function fromNativeHost(win: WindowLike): (event: MessageEventLike) => boolean {
+  return (event) => event.source === win || event.source === null;
 }
 
 /**
@@ -64,11 +75,7 @@ export function nativeWebViewEndpoint(win: WindowLike): BridgeEndpoint {
   return {
     post: (message) => handler.postMessage(JSON.stringify(message)),
     listen: (receive) =>
-      listenOn(
-        win,
-        (event) => event.source === win || event.source === null,
-        (data) => receive(typeof data === 'string' ? parseJsonOrUndefined(data) : data),
-      ),
+      listenOn(win, fromNativeHost(win), (data) => receive(typeof data === 'string' ? parseJsonOrUndefined(data) : data)),
   };
 }
 

@@ -8,6 +8,7 @@ import type { BridgeEndpoint } from './endpoints.js';
 import {
   envelope,
   isBridgeTraffic,
+  isHostMessageType,
   type BridgeError,
   type CustomEventData,
   type CustomEventRequest,
@@ -118,6 +119,9 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
 
   function receive(data: unknown): void {
     if (!isBridgeTraffic(data)) return;
+    // An answer or an event is never answered, whatever its version or envelope: a host refusing
+    // another side's refusal could answer it back and forth forever (openapi/bridge.schema.yaml).
+    if (isHostMessageType(data.type)) return;
     const envelopeCheck = validateMessage('Envelope', data);
     if (!envelopeCheck.ok) {
       answerError(data, { code: BRIDGE_ERROR_CODES.INVALID_MESSAGE, message: describeViolations(envelopeCheck.violations) });
@@ -140,9 +144,8 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
       else void handleCustomEvent(data as unknown as CustomEventRequest);
       return;
     }
-    // Any other type is not a request this host handles: an answer, an event, or a type of a later
-    // version. It is ignored, never answered, so two receivers cannot answer each other in a loop
-    // (openapi/bridge.schema.yaml, ADR 0040).
+    // Any other type is not a request this host handles (a type a later version adds): it is
+    // ignored, never answered (openapi/bridge.schema.yaml, ADR 0040).
   }
 
   const stop = endpoint.listen(receive);

@@ -1,5 +1,6 @@
 import { BRIDGE_PROTOCOL, BRIDGE_PROTOCOL_VERSION } from '../../../generated/sdk/bridge-contract.js';
 import type { components } from '../../../generated/sdk/bridge-types.js';
+import type { ValidatedDefinition } from './validation.js';
 
 type Schemas = components['schemas'];
 export type PaymentData = Schemas['PaymentData'];
@@ -17,6 +18,25 @@ export type CustomEventResult = Schemas['CustomEventResult'];
 export type HostEvent = Schemas['HostEvent'];
 export type BridgeError = Schemas['BridgeError'];
 export type BridgeMessage = PayRequest | PayResult | CustomEventRequest | CustomEventResult | HostEvent | BridgeError;
+
+/**
+ * The messages a host app sends, by `type`, with the bridge schema's definition of each: the
+ * answers and the event. A miniapp receives exactly these; a host app never answers one, whatever
+ * its version or envelope, so two sides can never answer each other in a loop (bridge.schema.yaml).
+ */
+export const HOST_MESSAGE_DEFINITIONS = {
+  pay_result: 'PayResult',
+  custom_event_result: 'CustomEventResult',
+  error: 'BridgeError',
+  host_event: 'HostEvent',
+} as const satisfies Record<Exclude<BridgeMessage['type'], 'pay' | 'custom_event'>, ValidatedDefinition>;
+
+export type HostMessageType = keyof typeof HOST_MESSAGE_DEFINITIONS;
+
+/** Whether type names a message a host app sends (an own member only: `constructor` and `__proto__` are input too). */
+export function isHostMessageType(type: unknown): type is HostMessageType {
+  return typeof type === 'string' && Object.hasOwn(HOST_MESSAGE_DEFINITIONS, type);
+}
 
 let counter = 0;
 const session = Math.random().toString(36).slice(2, 10);

@@ -4,7 +4,9 @@ import { detectEndpoint, type BridgeEndpoint, type WindowLike } from './endpoint
 import { MinibridgeSdkError, type SdkErrorCode } from './errors.js';
 import {
   envelope,
+  HOST_MESSAGE_DEFINITIONS,
   isBridgeTraffic,
+  isHostMessageType,
   withoutUndefined,
   type BridgeError,
   type CustomEventData,
@@ -86,14 +88,6 @@ const PAYMENT_FIELD_CODES: Record<keyof PaymentData, SdkErrorCode> = {
   extraParams: 'INVALID_EXTRA_PARAMS',
 };
 
-/** The message the reply of each incoming message type must match. */
-const REPLY_DEFINITIONS: Record<string, ValidatedDefinition> = {
-  pay_result: 'PayResult',
-  custom_event_result: 'CustomEventResult',
-  error: 'BridgeError',
-  host_event: 'HostEvent',
-};
-
 export function createMinibridgeSdk(options: MinibridgeSdkOptions = {}): MinibridgeSdk {
   const win = options.window ?? (globalThis as { window?: WindowLike }).window;
   const endpoint = options.endpoint ?? detectEndpoint(win, options.hostOrigin);
@@ -146,7 +140,11 @@ export function createMinibridgeSdk(options: MinibridgeSdkOptions = {}): Minibri
   function receive(data: unknown): void {
     if (!isBridgeTraffic(data)) return;
     const envelopeCheck = validateMessage('Envelope', data);
-    const definition = envelopeCheck.ok ? REPLY_DEFINITIONS[data.type as string] : 'Envelope';
+    const definition: ValidatedDefinition | undefined = !envelopeCheck.ok
+      ? 'Envelope'
+      : isHostMessageType(data.type)
+        ? HOST_MESSAGE_DEFINITIONS[data.type]
+        : undefined;
     if (definition === undefined) return; // a message type of a later protocol version: ignored
     const check = definition === 'Envelope' ? envelopeCheck : validateMessage(definition, data);
     if (!check.ok) {

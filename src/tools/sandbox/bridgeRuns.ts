@@ -1,18 +1,18 @@
 import path from 'node:path';
 import express, { Router, type Request, type Response } from 'express';
-import { RUN_ID_PATTERN } from '../../../generated/sdk/bridge-conformance-contract.js';
+import { KEPT_RUNS, RUN_ID_PATTERN } from '../../../generated/sdk/bridge-conformance-contract.js';
 import { packageRoot } from '../../contract/documents.js';
 import { checkReport } from '../../shipped/bridge-conformance/report.js';
-import type { Report } from '../../shipped/bridge-conformance/vectors.js';
+import type { Report, RunList } from '../../shipped/bridge-conformance/vectors.js';
 import { jsonBodyOf, SandboxRequestError, sendJson } from './http.js';
 
 /**
  * The bridge conformance page on the sandbox miniapp server (ADR 0040): the page itself at
  * `/bridge-conformance/` (generated/bridge-conformance/), and the runs it reports at
  * `/sandbox/bridge-runs/{run}`, which `minibridge verify bridge` reads. Runs live in memory, the
- * newest {@link MAX_RUNS} kept.
+ * newest {@link MAX_RUNS} kept (`$defs/RunList` of bridge-conformance.schema.yaml).
  */
-export const MAX_RUNS = 100;
+export const MAX_RUNS = KEPT_RUNS;
 const RUN_ID = new RegExp(RUN_ID_PATTERN);
 
 export class BridgeRuns {
@@ -29,7 +29,7 @@ export class BridgeRuns {
   }
 
   /** Newest first: what a CI without a run name reads. */
-  list(): Array<Pick<Report, 'run' | 'finished' | 'passed' | 'updatedAt'>> {
+  list(): RunList['runs'] {
     return [...this.runs.values()]
       .reverse()
       .map(({ run, finished, passed, updatedAt }) => ({ run, finished, passed, ...(updatedAt && { updatedAt }) }));
@@ -69,5 +69,5 @@ export function addBridgeRunRoutes(control: Router, runs: BridgeRuns): void {
     if (!report) throw new SandboxRequestError(`no bridge conformance run ${run} has reported here`, 404, 'NOT_FOUND');
     sendJson(res, 200, report);
   });
-  control.get('/bridge-runs', (_req: Request, res: Response) => sendJson(res, 200, { runs: runs.list() }));
+  control.get('/bridge-runs', (_req: Request, res: Response) => sendJson(res, 200, { runs: runs.list() } satisfies RunList));
 }

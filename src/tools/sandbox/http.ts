@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { parseLossless, stringifyLossless } from '../../contract/json.js';
+import { REPORT_LIMITS } from '../../../generated/sdk/bridge-conformance-contract.js';
+import { maxJsonDepth, nestsDeeperThan, parseLossless, stringifyLossless } from '../../contract/json.js';
 import type { PlatformAnswer } from './platformCalls.js';
 
 export interface Listening {
@@ -31,11 +32,12 @@ export async function listen(app: express.Express, port: number, host: string): 
 
 /**
  * The sandbox's own control routes (not part of the contract) are called from the browser
- * simulator, served from another origin, so they allow any origin.
+ * simulator, served from another origin, and from the bridge conformance page bundled with an
+ * app (file:// or the app's own origin, which PUTs its report), so they allow any origin.
  */
 export function allowAnyOrigin(req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, OPTIONS');
   res.setHeader('Access-Control-Allow-Headers', 'Content-Type');
   if (req.method === 'OPTIONS') {
     res.status(204).end();
@@ -44,8 +46,11 @@ export function allowAnyOrigin(req: Request, res: Response, next: NextFunction):
   next();
 }
 
-/** Keeps control-route bodies as text, so jsonBodyOf can read them without losing digits. */
-export const textBody = express.text({ type: () => true, limit: '1mb' });
+/**
+ * Keeps control-route bodies as text, so jsonBodyOf can read them without losing digits. The
+ * largest body a control route takes is a bridge conformance report: its `x-max-bytes` is the limit.
+ */
+export const textBody = express.text({ type: () => true, limit: REPORT_LIMITS.bytes });
 
 /** A router for a simulated partner's control routes: open to any origin, bodies read by jsonBodyOf. */
 export function controlRouter(): express.Router {
@@ -76,6 +81,9 @@ export function relayToPlatform(
 export function jsonBodyOf(req: Request): Record<string, unknown> {
   const text = typeof req.body === 'string' ? req.body.trim() : '';
   if (text === '') return {};
+  // The lossless reader and the report's schema check walk recursively: a 20 kB body of `[[[[`
+  // would exhaust the stack (a 500) long before the size limit. The contract's depth bounds it.
+  if (nestsDeeperThan(text)) throw new SandboxRequestError(`objects and arrays must not be nested more than ${maxJsonDepth()} deep`);
   const value = parseLossless(text);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new SandboxRequestError('the body must be a JSON object');
   return value as Record<string, unknown>;

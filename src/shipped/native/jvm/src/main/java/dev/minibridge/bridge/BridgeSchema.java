@@ -195,15 +195,11 @@ public final class BridgeSchema {
     }
 
     private void checkNumber(JsonValue.Obj schema, JsonValue.Num number, String path, List<Violation> out) {
-        BigDecimal value = number.decimal();
-        if (value == null) {
-            out.add(new Violation(path, "is a number beyond any range"));
-            return;
-        }
-        if (schema.get("minimum") instanceof JsonValue.Num min && value.compareTo(min.decimal()) < 0) {
+        // Compared on the text (JsonValue.Num): never a BigDecimal of a number from a message.
+        if (schema.get("minimum") instanceof JsonValue.Num min && number.compareTo(min) < 0) {
             out.add(new Violation(path, "must be at least " + min.text()));
         }
-        if (schema.get("maximum") instanceof JsonValue.Num max && value.compareTo(max.decimal()) > 0) {
+        if (schema.get("maximum") instanceof JsonValue.Num max && number.compareTo(max) > 0) {
             out.add(new Violation(path, "must be at most " + max.text()));
         }
     }
@@ -241,10 +237,7 @@ public final class BridgeSchema {
     private static boolean hasType(JsonValue type, JsonValue value) {
         if (type instanceof JsonValue.Arr types) return types.items().stream().anyMatch(item -> hasType(item, value));
         String name = ((JsonValue.Str) type).value();
-        if (name.equals("integer")) {
-            if (!(value instanceof JsonValue.Num number) || number.decimal() == null) return false;
-            return number.decimal().stripTrailingZeros().scale() <= 0;
-        }
+        if (name.equals("integer")) return value instanceof JsonValue.Num number && number.isInteger();
         return name.equals(value.typeName());
     }
 
@@ -260,11 +253,7 @@ public final class BridgeSchema {
 
     /** JSON equality: numbers by value (1 and 1.0 are the same number), objects by members. */
     static boolean same(JsonValue a, JsonValue b) {
-        if (a instanceof JsonValue.Num x && b instanceof JsonValue.Num y) {
-            BigDecimal left = x.decimal();
-            BigDecimal right = y.decimal();
-            return left != null && right != null ? left.compareTo(right) == 0 : x.text().equals(y.text());
-        }
+        if (a instanceof JsonValue.Num x && b instanceof JsonValue.Num y) return x.compareTo(y) == 0;
         if (a instanceof JsonValue.Str x && b instanceof JsonValue.Str y) return x.value().equals(y.value());
         if (a instanceof JsonValue.Bool x && b instanceof JsonValue.Bool y) return x.value() == y.value();
         if (a instanceof JsonValue.Null && b instanceof JsonValue.Null) return true;

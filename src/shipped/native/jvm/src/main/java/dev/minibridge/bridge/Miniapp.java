@@ -18,12 +18,14 @@ import java.util.function.Consumer;
  *   <li>text that is not one JSON object with the protocol marker: ignored;</li>
  *   <li>a request breaking the schema: {@code error} INVALID_MESSAGE (ignored when its id cannot
  *       be read: there is nobody to answer);</li>
- *   <li>another protocol version: {@code error} UNSUPPORTED_VERSION with this core's version;</li>
+ *   <li>a request or an unknown type of another protocol version: {@code error} UNSUPPORTED_VERSION with this core's version;</li>
  *   <li>{@code pay}: {@link MiniappDelegate#didReceivePaymentEvent}, answered once by
  *       {@link #sendPaymentEvent(PaymentData)}; another {@code pay} meanwhile: PAYMENT_IN_PROGRESS;</li>
  *   <li>{@code custom_event}: {@link MiniappDelegate#didReceiveCustomEvent}, answered when it expects
  *       a reply;</li>
- *   <li>any other type (later versions' types, answers, events): ignored, never answered.</li>
+ *   <li>answers and events ({@code pay_result}, {@code custom_event_result}, {@code host_event},
+ *       {@code error}), whatever their version or envelope, and any other type of this version:
+ *       ignored, never answered.</li>
  * </ul>
  *
  * <p>Every public method is synchronized: call them from any thread. {@code toPage} is called
@@ -46,6 +48,8 @@ public final class Miniapp {
     private final String rejected;
     private final String failed;
     private final int errorMessageMaxLength;
+    /** The types a host app sends (answers, events): never answered, whatever their version or envelope. */
+    private final java.util.Set<String> hostMessageTypes;
     private final String session = HexFormat.of().formatHex(RANDOM.generateSeed(4));
     private long counter;
     private OpenSheet sheet;
@@ -76,6 +80,11 @@ public final class Miniapp {
         if (!schema.paymentResultStatuses().contains("failed")) throw new IllegalStateException("bridge schema: PaymentResultStatus lacks failed");
         this.failed = "failed";
         this.errorMessageMaxLength = schema.maxLength("ErrorDetail", "message");
+        this.hostMessageTypes = java.util.Set.of(
+                schema.memberConst("PayResult", "type"),
+                schema.memberConst("CustomEventResult", "type"),
+                schema.memberConst("HostEvent", "type"),
+                schema.memberConst("BridgeError", "type"));
     }
 
     public BridgeSchema schema() {
@@ -94,6 +103,12 @@ public final class Miniapp {
         }
         if (!(value instanceof JsonValue.Obj message) || !(message.get("protocol") instanceof JsonValue.Str marker) || !marker.value().equals(protocol)) {
             return; // other traffic on the same handler
+        }
+        if (message.get("type") instanceof JsonValue.Str answer && hostMessageTypes.contains(answer.value())) {
+            // Refusing another side's refusal (of another version, or malformed) could be answered
+            // back and forth forever: an answer or event is never answered (bridge.schema.yaml).
+            delegate.didRefuseMessage(this, text, "ignored: a " + answer.value() + " message is not a request a host app answers");
+            return;
         }
         List<BridgeSchema.Violation> envelope = schema.validate("Envelope", message);
         if (!envelope.isEmpty()) {
@@ -114,7 +129,7 @@ public final class Miniapp {
             if (!violations.isEmpty()) refuse(message, invalidMessage, describe(violations));
             else customEvent(message);
         } else {
-            // Not a request this host handles (a later type, an answer, an event): never answered.
+            // Not a request this host handles (a type a later version adds): never answered.
             delegate.didRefuseMessage(this, text, "ignored: a " + type + " message is not a request a host app answers");
         }
     }

@@ -16,6 +16,7 @@ final class CoreTests {
     private static final String SUITE = "core";
     private static final String PAY = "{\"protocol\":\"minibridge-bridge\",\"version\":1,\"id\":\"%s\",\"type\":\"pay\",\"paymentData\":%s}";
     private static final String DATA = "{\"amount\":\"125000.50\",\"currency\":\"VND\",\"orderPaymentId\":\"hop_1\"}";
+    private static final String CUSTOM_EVENT = "{\"protocol\":\"minibridge-bridge\",\"version\":1,\"id\":\"%s\",\"type\":\"custom_event\",\"eventName\":\"MinibridgeWebAppCustomEvent\",\"data\":{\"type\":\"t\",\"payload\":%s},\"expectsReply\":%s}";
 
     private CoreTests() {}
 
@@ -49,6 +50,21 @@ final class CoreTests {
             throw new Failure(what + ": threw " + thrown + ", not " + type.getSimpleName());
         }
         throw new Failure(what + ": did not throw " + type.getSimpleName());
+    }
+
+    /** A JSON number: sign, leading zeros only alone, digits on both sides of the point, an exponent. */
+    private static String randomNumber(java.util.Random random, String[] exponents) {
+        StringBuilder number = new StringBuilder();
+        if (random.nextBoolean()) number.append('-');
+        int digits = 1 + random.nextInt(random.nextInt(5) == 0 ? 40 : 4);
+        number.append(random.nextInt(3) == 0 ? "0" : String.valueOf(1 + random.nextInt(9)));
+        if (number.charAt(number.length() - 1) != '0') for (int i = 1; i < digits; i++) number.append(random.nextInt(10));
+        if (random.nextBoolean()) {
+            number.append('.');
+            int fraction = 1 + random.nextInt(6);
+            for (int i = 0; i < fraction; i++) number.append(random.nextInt(3) == 0 ? '0' : (char) ('0' + random.nextInt(10)));
+        }
+        return number.append(exponents[random.nextInt(exponents.length)]).toString();
     }
 
     /** A host that records what it is handed and what it posts. */
@@ -128,6 +144,46 @@ final class CoreTests {
             for (String bad : List.of("123456789012345678901", "1.001", "-0", "-1", "1E5", "1e400", "\"1.001\"", "\"-0\"", "\"01\"")) {
                 expect(!schema.validate("PaymentData", Json.parse("{\"amount\":" + bad + ",\"currency\":\"VND\",\"orderPaymentId\":\"p\"}")).isEmpty(), bad + " is refused");
             }
+        });
+        cases.put("numbers compare exactly, as BigDecimal does (seeded)", () -> {
+            java.util.Random random = new java.util.Random(26);
+            String[] exponents = {"", "e0", "E+3", "e-2", "E17", "e-21"};
+            for (int i = 0; i < 5_000; i++) {
+                String a = randomNumber(random, exponents);
+                String b = random.nextInt(4) == 0 ? a : randomNumber(random, exponents);
+                int expected = Integer.signum(new java.math.BigDecimal(a).compareTo(new java.math.BigDecimal(b)));
+                int actual = Integer.signum(new JsonValue.Num(a).compareTo(new JsonValue.Num(b)));
+                expectEquals(expected, actual, a + " vs " + b);
+                boolean integer = new java.math.BigDecimal(a).stripTrailingZeros().scale() <= 0;
+                expectEquals(integer, new JsonValue.Num(a).isInteger(), a + " is an integer");
+            }
+        });
+        cases.put("numbers beyond BigDecimal's exponent are still numbers the schema judges", () -> {
+            Recorder host = new Recorder();
+            Miniapp miniapp = new Miniapp(schema, host, host.posted::add);
+            // An integer of at least 1, but not 1: another version, not a malformed envelope.
+            miniapp.receive("{\"protocol\":\"minibridge-bridge\",\"version\":1e99999999999999999999,\"id\":\"n-1\",\"type\":\"pay\"}");
+            expect(host.posted.get(0).contains("\"code\":\"UNSUPPORTED_VERSION\""), host.posted.toString());
+            // payload is any JSON value (`{}`): the core must not refuse a number it cannot hold.
+            miniapp.receive(String.format(CUSTOM_EVENT, "n-2", "1e-2147483649", "false"));
+            expectEquals(1, host.events.size(), "the custom event is handed on");
+            expectEquals("1e-2147483649", host.events.get(0).payloadJson(), "payload text");
+        });
+        cases.put("a number of a million digits is judged in time linear in its text", () -> {
+            // BigDecimal reads a number's digits in quadratic time: a 1 MB version held the lock
+            // of receive (and so every sendPaymentEvent on the UI thread) for tens of minutes.
+            String million = "0".repeat(1_000_000);
+            Recorder host = new Recorder();
+            Miniapp miniapp = new Miniapp(schema, host, host.posted::add);
+            miniapp.receive("{\"protocol\":\"minibridge-bridge\",\"version\":1." + million + ",\"id\":\"m-1\",\"type\":\"pay\",\"paymentData\":" + DATA + "}");
+            expectEquals(1, host.payments.size(), "version 1.000… is version 1: the pay is handed on");
+            miniapp.receive("{\"protocol\":\"minibridge-bridge\",\"version\":1" + million + ",\"id\":\"m-2\",\"type\":\"custom_event\"}");
+            miniapp.receive("{\"protocol\":\"minibridge-bridge\",\"version\":1." + million + "1,\"id\":\"m-3\",\"type\":\"custom_event\"}");
+            miniapp.receive(String.format(CUSTOM_EVENT, "m-4", "9" + million.replace('0', '7') + "e-999999", "false"));
+            expectEquals(2, host.posted.size(), "two refusals: " + host.posted.size());
+            expect(host.posted.get(0).contains("\"replyTo\":\"m-2\"") && host.posted.get(0).contains("UNSUPPORTED_VERSION"), "m-2");
+            expect(host.posted.get(1).contains("\"replyTo\":\"m-3\"") && host.posted.get(1).contains("INVALID_MESSAGE"), "m-3");
+            expectEquals(1, host.events.size(), "the payload of a million digits is handed on");
         });
         cases.put("a pay is answered once: a second sendPaymentEvent throws and posts nothing", () -> {
             Recorder host = new Recorder();
