@@ -1,5 +1,5 @@
 import { requestTimeoutMs } from '../contract/limits.js';
-import { contractRateLimits } from './http/rateLimiter.js';
+import { contractRateLimits } from './limits/rateLimiter.js';
 import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './store/db.js';
 
 /**

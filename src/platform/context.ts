@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { PartnerDirectory } from './dashboard/directory.js';
-import type { RateLimiters } from './http/rateLimiter.js';
+import type { RateLimiters } from './limits/rateLimiter.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Registry } from './registry/registry.js';
 import type { Store } from './store/index.js';

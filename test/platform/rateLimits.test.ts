@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadDocument, resolve, type JsonObject } from '../../src/contract/documents.js';
 import { contractOperations, operation } from '../../src/contract/operations.js';
 import { deliveryLimits } from '../../src/platform/delivery/deliveryLimits.js';
-import { contractRateLimits, RateLimiter, SharedRateLimiter, type SharedBuckets } from '../../src/platform/http/rateLimiter.js';
+import { contractRateLimits, RateLimiter, SharedRateLimiter, type SharedBuckets } from '../../src/platform/limits/rateLimiter.js';
 import { basicAuthorization } from '../../src/wire/credentials.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 

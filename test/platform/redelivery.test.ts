@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { contractRateLimits } from '../../src/platform/http/rateLimiter.js';
+import { contractRateLimits } from '../../src/platform/limits/rateLimiter.js';
 import { basicAuthorization } from '../../src/wire/credentials.js';
 import type { Received } from '../support/fakePartners.js';
 import { describeOnBackends } from '../support/databases.js';

@@ -1,5 +1,6 @@
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
+import { pageSize } from '../../contract/limits.js';
 import type { Partner } from '../registry/registry.js';
 import { InvalidCursorError, type PartnerKind } from '../store/index.js';
 
@@ -23,9 +24,9 @@ export class DashboardCaller {
   }
 }
 
-/** The page size and cursor of a list query (the contract's default page size is 50). */
-export function pageQuery(query: Record<string, string | undefined>): { limit: number; cursor: string | undefined } {
-  return { limit: query.limit === undefined ? 50 : Number(query.limit), cursor: query.cursor };
+/** The page size and cursor of a list query: the contract's default page size when it names none. */
+export function pageQuery(query: { limit?: number; cursor?: string }): { limit: number; cursor: string | undefined } {
+  return { limit: query.limit ?? pageSize().default, cursor: query.cursor };
 }
 
 /** A cursor the store did not make: the caller's mistake (400), never the platform's. */

@@ -24,9 +24,12 @@ function nameCursor(cursor: string | undefined, kind: 'ClientId' | 'AppId'): str
   return decoded;
 }
 
+/** A list's page, as listHostapps and listMiniapps type their query. */
+type PageQuery = { limit?: number; cursor?: string };
+
 /** The partner lists: an operator sees every partner of the kind, a partner only itself. */
 export const partnerLists = {
-  async listHostapps(platform: PlatformContext, caller: DashboardCaller, query: Record<string, string | undefined>) {
+  async listHostapps(platform: PlatformContext, caller: DashboardCaller, query: PageQuery) {
     const { limit, cursor } = pageQuery(query);
     const after = nameCursor(cursor, 'ClientId');
     if (caller.partner?.kind === 'miniapp') return { hostapps: [], next_cursor: null };
@@ -34,7 +37,7 @@ export const partnerLists = {
     return { hostapps: page.rows.map(hostappView), next_cursor: page.next };
   },
 
-  async listMiniapps(platform: PlatformContext, caller: DashboardCaller, query: Record<string, string | undefined>) {
+  async listMiniapps(platform: PlatformContext, caller: DashboardCaller, query: PageQuery) {
     const { limit, cursor } = pageQuery(query);
     const after = nameCursor(cursor, 'AppId');
     if (caller.partner?.kind === 'hostapp') return { miniapps: [], next_cursor: null };

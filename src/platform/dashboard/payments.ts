@@ -2,7 +2,7 @@ import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
 import { accessible } from './access.js';
 import { cursorProblem, type DashboardCaller } from './caller.js';
-import { paymentFilters } from './paymentLists.js';
+import { paymentFilters, type PaymentListQuery } from './paymentLists.js';
 import { kindOf, type PartnerType } from './settings.js';
 
 /** A partner's payments and their timelines: a miniapp's are those it created, a host app's those made with it. */
@@ -12,7 +12,7 @@ export const paymentReads = {
     caller: DashboardCaller,
     type: PartnerType,
     id: string,
-    query: Record<string, string | undefined>,
+    query: Omit<PaymentListQuery, 'app_id' | 'client_id'>,
   ) {
     const kind = kindOf(type);
     await accessible(platform, caller, kind, id);

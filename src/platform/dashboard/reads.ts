@@ -1,4 +1,4 @@
-import type { components } from '../../../generated/types/platform.js';
+import type { operations } from '../../../generated/types/platform.js';
 import type { PlatformContext } from '../context.js';
 import { redeliver } from '../delivery/redelivery.js';
 import { credentialView } from '../store/index.js';
@@ -28,14 +28,14 @@ export const partnerReads = {
     caller: DashboardCaller,
     type: PartnerType,
     id: string,
-    query: Record<string, string | undefined>,
+    query: NonNullable<operations['listPartnerDeliveries']['parameters']['query']>,
   ) {
     const kind = kindOf(type);
     await accessible(platform, caller, kind, id);
     const { limit, cursor } = pageQuery(query);
     return platform.store.outbox
       .list({
-        status: query.status as components['schemas']['DeliveryStatus'] | undefined,
+        status: query.status,
         limit,
         cursor,
         ...(kind === 'miniapp' ? { appId: id } : { clientId: id }),
@@ -60,7 +60,7 @@ export const partnerReads = {
     caller: DashboardCaller,
     type: PartnerType,
     id: string,
-    query: Record<string, string | undefined>,
+    query: NonNullable<operations['listAuditEntries']['parameters']['query']>,
   ) {
     await accessible(platform, caller, kindOf(type), id);
     const { limit, cursor } = pageQuery(query);

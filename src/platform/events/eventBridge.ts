@@ -4,7 +4,7 @@ import { jsonText, stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
 import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
 import { deliverEventToMiniapp } from '../outbound/miniappCalls.js';
-import type { Hostapp, Miniapp, Partner } from '../registry/registry.js';
+import type { Hostapp, Miniapp, Partner, Registry } from '../registry/registry.js';
 import type { PlatformContext } from '../context.js';
 import type { EventDirection } from '../store/index.js';
 
@@ -18,12 +18,13 @@ type EventRequest = components['schemas']['HostappEventRequest'] | components['s
  */
 export async function forwardEvent(
   platform: PlatformContext,
+  registry: Registry,
   direction: EventDirection,
   sender: Partner | undefined,
   request: EventRequest,
 ) {
-  const hostapp = direction === 'hostapp_to_miniapp' ? (sender as Hostapp) : platform.registry.hostapp(request.client_id);
-  const miniapp = direction === 'miniapp_to_hostapp' ? (sender as Miniapp) : platform.registry.miniapp(request.app_id);
+  const hostapp = direction === 'hostapp_to_miniapp' ? (sender as Hostapp) : registry.hostapp(request.client_id);
+  const miniapp = direction === 'miniapp_to_hostapp' ? (sender as Miniapp) : registry.miniapp(request.app_id);
   const recipient = direction === 'hostapp_to_miniapp' ? miniapp : hostapp;
   const recipientName = direction === 'hostapp_to_miniapp' ? `miniapp ${request.app_id}` : `host app ${request.client_id}`;
   if (!sender) throw new Error('event operations have an authenticated sender');
@@ -51,7 +52,7 @@ export async function forwardEvent(
   };
   if (!sender.features.event_bridge)
     await refuse(new ApiError('UNAUTHORIZED', `the event bridge is not enabled for ${sender.kind} ${sender.id}`));
-  if (!hostapp || !miniapp || !platform.registry.linked(miniapp, hostapp)) {
+  if (!hostapp || !miniapp || !registry.linked(miniapp, hostapp)) {
     return refuse(new ApiError('UNAUTHORIZED', `${recipientName} is not registered with ${sender.kind} ${sender.id}`));
   }
   if (!recipient!.features.event_bridge || !recipient!.features.event_receiver) {

@@ -1,10 +1,9 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { authenticatePartner } from '../auth/authenticate.js';
-import { readCredentials, safeEqual } from '../../wire/credentials.js';
+import { admit, authenticationOf } from '../auth/admission.js';
 import { deprecatedSchemeHeaders, signatureInput } from '../../wire/signing.js';
 import { check, contractOperations, type OperationContract } from '../../contract/operations.js';
-import type { HandlerTable, OperationRequest, PlatformOperationId } from '../operations/handler.js';
-import type { Partner } from '../registry/registry.js';
+import type { HandlerTable, OperationHandler, OperationRequest, PlatformOperationId } from '../operations/handler.js';
+import type { Partner, Registry } from '../registry/registry.js';
 import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
 import { setOwn } from '../../contract/json.js';
@@ -25,8 +24,15 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
   const fixedPaths = new Map<string, (req: Request, res: Response) => void>();
   for (const op of contractOperations().values()) {
     if (op.api !== 'platform') continue;
-    const handler = handlers[op.operationId as PlatformOperationId];
-    if (!handler) throw new Error(`no handler for platform operation ${op.operationId}`);
+    // One table entry per operationId (a missing one is a compile error); the pipeline below has
+    // validated the request against this operation's contract, which its generated type describes,
+    // so its handler is called through the table's common shape.
+    const found = handlers[op.operationId as PlatformOperationId] as OperationHandler<PlatformOperationId> | undefined;
+    if (!found) throw new Error(`no handler for platform operation ${op.operationId}`);
+    const handler = found;
+    const authentication = authenticationOf(op);
+    if (authentication.kind === 'partner' && !handler.caller)
+      throw new Error(`${op.operationId} authenticates a partner its handler does not name`);
     const method = op.method.toLowerCase() as 'get' | 'post';
     const route = (req: Request, res: Response) => {
       const handling = handleOperation(req, res).catch((error: unknown) => {
@@ -44,19 +50,27 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
       res.locals.operationId = op.operationId;
       try {
         const request = await readRequest(req, op);
-        const callerRef = handler.caller?.(request.body as never);
-        const caller = await admit(req, res, op, callerRef, request.raw, platform);
+        // One snapshot of the partners for the whole request (ADR 0028).
+        const registry = platform.registry;
+        const signature = signatureInput((name) => header(req, name));
+        const admitted = await admit(platform, authentication, registry, {
+          authorization: req.headers.authorization,
+          signature,
+          signedBytes: request.raw,
+          ip: req.ip,
+          callerRef: handler.caller?.(request.body as never),
+        }).catch((error: unknown) => {
+          // A refused request still carries its rate-limit fields.
+          if (error instanceof ApiError) setHeaders(res, error.headers);
+          throw error;
+        });
+        setHeaders(res, admitted.headers);
+        const caller = admitted.caller;
         // Accepted on the deprecated X-Minibridge-* signature: say so, with its sunset (ADR 0019).
-        if (caller && caller.signingSecrets.length > 0)
-          setHeaders(
-            res,
-            deprecatedSchemeHeaders(
-              true,
-              signatureInput((name) => header(req, name)),
-            ),
-          );
-        const operationRequest = new IncomingOperation(request, caller, req);
-        const reply = await handler.handle(operationRequest as unknown as OperationRequest<never>, platform);
+        if (caller && caller.signingSecrets.length > 0) setHeaders(res, deprecatedSchemeHeaders(true, signature));
+        // The request was validated against this operation's contract, which its generated type describes.
+        const incoming = new IncomingOperation(request, caller, registry, req) as unknown as OperationRequest<PlatformOperationId>;
+        const reply = await handler.handle(incoming, platform);
         sendReply(res, reply);
       } catch (error) {
         if (error instanceof ClientAborted) {
@@ -86,8 +100,8 @@ async function readRequest(req: Request, op: OperationContract) {
   let raw: Buffer = Buffer.alloc(0);
   let body: unknown;
   if (op.validateBody) ({ raw, value: body } = await readJsonBody(req, op));
-  const params: Record<string, string> = {};
-  const query: Record<string, string | undefined> = {};
+  const params: Record<string, unknown> = {};
+  const query: Record<string, unknown> = {};
   for (const parameter of op.parameters) {
     const value =
       parameter.in === 'path'
@@ -114,29 +128,30 @@ async function readRequest(req: Request, op: OperationContract) {
     const result = check(parameter.validate, typed);
     if (!result.valid)
       throw new ApiError(invalidInputCode(op), `${parameter.in} parameter ${parameter.name} ${result.message.replace(/^the body /, '')}`);
-    if (parameter.in === 'path') params[parameter.name] = value;
-    if (parameter.in === 'query') query[parameter.name] = value;
+    if (parameter.in === 'path') setOwn(params, parameter.name, typed);
+    if (parameter.in === 'query') setOwn(query, parameter.name, typed);
   }
   return { op, raw, body, params, query };
 }
 
 /**
- * What a handler gets: OperationRequest (checked here, all but the body, whose type depends on the
- * operation). The headers and the request's child logger are made only when the handler reads
- * them: most handlers log nothing and read no header.
+ * What a handler gets: OperationRequest, its parameters validated and typed as its schemas say.
+ * The headers and the request's child logger are made only when the handler reads them: most
+ * handlers log nothing and read no header.
  */
-class IncomingOperation implements Omit<OperationRequest<PlatformOperationId>, 'body'> {
+class IncomingOperation {
   readonly op: OperationContract;
   readonly raw: Buffer;
   readonly body: unknown;
-  readonly params: Record<string, string>;
-  readonly query: Record<string, string | undefined>;
+  readonly params: Record<string, unknown>;
+  readonly query: Record<string, unknown>;
   readonly requestId: string;
   #headers: Record<string, string | undefined> | undefined;
 
   constructor(
     request: Awaited<ReturnType<typeof readRequest>>,
     readonly caller: Partner | undefined,
+    readonly registry: Registry,
     private readonly req: Request,
   ) {
     ({ op: this.op, raw: this.raw, body: this.body, params: this.params, query: this.query } = request);
@@ -161,121 +176,8 @@ class IncomingOperation implements Omit<OperationRequest<PlatformOperationId>, '
   }
 }
 
-/**
- * Authenticates, then counts the request (ADR 0017). Only an authenticated request spends its
- * partner's budget, so nobody who merely knows an app_id or client_id can exhaust it; a failed
- * authentication spends the budget of its source address instead, and past that budget it is
- * answered 429. Correct credentials are never refused for what others sent from the same address.
- */
-async function admit(
-  req: Request,
-  res: Response,
-  op: OperationContract,
-  callerRef: { kind: Partner['kind']; id: string } | undefined,
-  raw: Buffer,
-  platform: PlatformContext,
-): Promise<Partner | undefined> {
-  const admin = !callerRef && op.security.some((s) => 'adminToken' in s || 'dashboardOperator' in s);
-  const dashboardPartner = !callerRef && op.security.some((s) => 'dashboardPartner' in s);
-  if (!callerRef && !admin && !dashboardPartner) return undefined;
-  let caller: Partner | undefined;
-  try {
-    if (callerRef) caller = await authenticateCaller(req, op, callerRef, raw, platform);
-    else if (dashboardPartner && !/^Bearer /i.test(req.headers.authorization ?? '')) {
-      caller = authenticateDashboardPartner(req, platform);
-      callerRef = { kind: caller.kind, id: caller.id };
-    } else authenticateAdmin(req, platform);
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
-      const source = `source:${req.ip ?? 'unknown'}`;
-      const decision = await platform.rateLimiters.failedAuthentication.take(source);
-      if (!decision.allowed) {
-        const { perSecond } = platform.rateLimiters.failedAuthentication.budget;
-        throw new ApiError(
-          'RATE_LIMITED',
-          `more than ${perSecond} failed authentications per second from ${req.ip ?? 'this address'}; check the credentials, then retry after ${decision.retryAfterSeconds} s`,
-          decision.headers,
-        );
-      }
-      setHeaders(res, decision.headers);
-    }
-    throw error;
-  }
-  const limitKey = callerRef ? `${callerRef.kind}:${callerRef.id}` : 'admin';
-  const decision = await platform.rateLimiters.partner.take(limitKey);
-  if (!decision.allowed) {
-    const { perSecond } = platform.rateLimiters.partner.budget;
-    throw new ApiError(
-      'RATE_LIMITED',
-      `more than ${perSecond} requests per second from ${callerRef?.id ?? 'the admin token'}; retry after ${decision.retryAfterSeconds} s`,
-      decision.headers,
-    );
-  }
-  setHeaders(res, decision.headers);
-  return caller;
-}
-
 function setHeaders(res: Response, headers: Record<string, string>): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-}
-
-async function authenticateCaller(
-  req: Request,
-  op: OperationContract,
-  callerRef: { kind: Partner['kind']; id: string },
-  raw: Buffer,
-  platform: PlatformContext,
-): Promise<Partner> {
-  const partner = callerRef.kind === 'hostapp' ? platform.registry.hostapp(callerRef.id) : platform.registry.miniapp(callerRef.id);
-  const field = callerRef.kind === 'hostapp' ? 'client_id' : 'app_id';
-  if (!partner) throw new ApiError('UNAUTHORIZED', `${field} ${callerRef.id} is not registered`);
-  const scheme = op.security.some((s) => 'hostappToken' in s) ? 'prefixed' : 'basic';
-  await authenticatePartner(
-    partner,
-    scheme,
-    {
-      authorization: req.headers.authorization,
-      signature: signatureInput((name) => header(req, name)),
-      signedBytes: raw,
-      ip: req.ip,
-    },
-    (digest, expiresAt) => platform.store.replayGuard.remember(digest, expiresAt),
-    // The replay guard's clock: the window check and the guard's expiry read one time (ADR 0038).
-    Math.floor(platform.store.replayGuard.now().getTime() / 1000),
-  );
-  return partner;
-}
-
-/**
- * A partner signing in to the Dashboard API (ADR 0027): `Basic base64(id:secret_key)` with any
- * active secret_key, from inside its allow-list when it has one. Request signatures are not
- * asked for: the dashboard is used from a browser. An id registered both as a host app and as a
- * miniapp is whichever the secret belongs to.
- */
-function authenticateDashboardPartner(req: Request, platform: PlatformContext): Partner {
-  const challenge = { 'WWW-Authenticate': 'Basic realm="minibridge-dashboard"' };
-  const presented = readCredentials(req.headers.authorization);
-  if (!presented || presented.scheme.toLowerCase() !== 'basic')
-    throw new ApiError('UNAUTHORIZED', 'sign in with "Bearer <admin token>" or "Basic base64(id:secret_key)"', challenge);
-  const registry = platform.registry;
-  const candidates = [registry.hostapp(presented.id), registry.miniapp(presented.id)];
-  // Both kinds are checked, with the same work for an id not registered as that kind (a decoy
-  // check), so timing tells neither which kinds an id is registered as nor whether it exists.
-  const matches = candidates.map((partner) => registry.secretMatchesOrDecoy(partner, presented.secret));
-  const partner = candidates.find((candidate, index) => candidate !== undefined && matches[index]);
-  if (!partner) throw new ApiError('UNAUTHORIZED', 'the credentials do not match a registered partner', challenge);
-  if (partner.allowList.size > 0 && !partner.allowList.allows(req.ip))
-    throw new ApiError('UNAUTHORIZED', `requests for ${partner.id} must come from its registered addresses`, challenge);
-  return partner;
-}
-
-function authenticateAdmin(req: Request, platform: PlatformContext): void {
-  const challenge = { 'WWW-Authenticate': 'Bearer realm="minibridge-admin"' };
-  if (!platform.config.adminToken)
-    throw new ApiError('UNAUTHORIZED', 'the admin API is off: set MINIBRIDGE_ADMIN_TOKEN to turn it on', challenge);
-  const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
-  if (!match || !safeEqual(match[1], platform.config.adminToken))
-    throw new ApiError('UNAUTHORIZED', 'Authorization "Bearer <admin token>" is missing or wrong', challenge);
 }
 
 function header(req: Request, name: string): string | undefined {

@@ -11,8 +11,8 @@ import type { OperationHandler } from './handler.js';
 export const completeOrder: OperationHandler<'completeOrder'> = {
   caller: (body) => ({ kind: 'hostapp', id: body.client_id }),
 
-  async handle({ body, caller }, platform) {
-    paymentParties(platform.registry, caller, body.app_id);
+  async handle({ body, caller, registry }, platform) {
+    paymentParties(registry, caller, body.app_id);
     const result = await settle(platform, {
       order_payment_id: body.order_payment_id,
       app_id: body.app_id,

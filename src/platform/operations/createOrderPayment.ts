@@ -11,8 +11,8 @@ import type { OperationHandler } from './handler.js';
 export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
   caller: (body) => ({ kind: 'miniapp', id: body.app_id }),
 
-  async handle({ body, headers, caller }, platform) {
-    const { hostapp } = paymentParties(platform.registry, caller, body.client_id);
+  async handle({ body, headers, caller, registry }, platform) {
+    const { hostapp } = paymentParties(registry, caller, body.client_id);
     const e3 = hostappOrderRequest(body);
     if (!e3.ok) throw new ApiError('INVALID_ORDER_DATA', e3.message);
 

@@ -9,10 +9,10 @@ export const getPartnerPayment: OperationHandler<'getPartnerPayment'> = {
       body: await paymentReads.getPartnerPayment(
         platform,
         new DashboardCaller(caller),
-        params.partner_type as 'hostapps' | 'miniapps',
-        params.partner_id!,
-        params.client_id!,
-        params.order_payment_id!,
+        params.partner_type,
+        params.partner_id,
+        params.client_id,
+        params.order_payment_id,
       ),
     };
   },

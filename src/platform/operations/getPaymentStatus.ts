@@ -13,8 +13,8 @@ import type { OperationHandler } from './handler.js';
 export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
   caller: (body) => ({ kind: 'miniapp', id: body.app_id }),
 
-  async handle({ body, headers, caller }, platform) {
-    const { hostapp } = paymentParties(platform.registry, caller, body.client_id);
+  async handle({ body, headers, caller, registry }, platform) {
+    const { hostapp } = paymentParties(registry, caller, body.client_id);
     const ref = { order_payment_id: body.order_payment_id, app_id: body.app_id, client_id: body.client_id };
     let record = await platform.store.orderPayments.get(ref);
     if (!record)

@@ -3,7 +3,7 @@ import type { operations as HostappOperations } from '../../../generated/types/h
 import type { operations as MiniappOperations } from '../../../generated/types/miniapp.js';
 import type { operations } from '../../../generated/types/platform.js';
 import type { OperationContract } from '../../contract/operations.js';
-import type { Partner } from '../registry/registry.js';
+import type { Partner, Registry } from '../registry/registry.js';
 import type { PlatformContext } from '../context.js';
 
 /** Operations the platform serves (its document also lists the partner operations as webhooks). */
@@ -26,15 +26,35 @@ export interface CallerRef {
   id: string;
 }
 
+/** The parameters an operation declares `in` one place, as the generated operations type them. */
+type ParametersIn<Id extends PlatformOperationId, In extends 'path' | 'query' | 'header'> = operations[Id]['parameters'] extends {
+  [K in In]?: infer P;
+}
+  ? [NonNullable<P>] extends [never]
+    ? Record<string, never>
+    : NonNullable<P>
+  : Record<string, never>;
+
+/** Header parameters by the lower-case names Node gives them. */
+type LowerCaseKeys<T> = { [K in keyof T as Lowercase<K & string>]: T[K] };
+
 export interface OperationRequest<Id extends PlatformOperationId> {
   op: OperationContract;
   /** The validated body, numbers kept exactly (LosslessNumber at run time: never do arithmetic on money). */
   body: JsonBody<operations[Id]>;
-  params: Record<string, string>;
-  query: Record<string, string | undefined>;
-  headers: Record<string, string | undefined>;
-  /** The authenticated partner, for operations with a caller. */
+  /** Validated path parameters, each of the type its schema gives (text, or a number for integers). */
+  params: ParametersIn<Id, 'path'>;
+  /** Validated query parameters, as typed as the path's (integers and booleans as such). */
+  query: ParametersIn<Id, 'query'>;
+  /** The operation's declared headers (validated), by lower-case name. */
+  headers: LowerCaseKeys<ParametersIn<Id, 'header'>>;
+  /** The authenticated partner, for operations with a caller or a signed-in dashboard partner. */
   caller: Partner | undefined;
+  /**
+   * The partners as they were when the request arrived: authentication and the handler read this
+   * one snapshot, so a dashboard change landing mid-request cannot mix two (ADR 0028).
+   */
+  registry: Registry;
   requestId: string;
   log: Logger;
 }

@@ -7,13 +7,7 @@ export const issueCredential: OperationHandler<'issueCredential'> = {
   async handle({ caller, params, body }, platform) {
     return {
       status: 201,
-      body: await partnerChanges.issueCredential(
-        platform,
-        new DashboardCaller(caller),
-        params.partner_type as 'hostapps' | 'miniapps',
-        params.partner_id!,
-        body.kind,
-      ),
+      body: await partnerChanges.issueCredential(platform, new DashboardCaller(caller), params.partner_type, params.partner_id, body.kind),
     };
   },
 };

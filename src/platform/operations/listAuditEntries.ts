@@ -6,13 +6,7 @@ import type { OperationHandler } from './handler.js';
 export const listAuditEntries: OperationHandler<'listAuditEntries'> = {
   async handle({ caller, params, query }, platform) {
     return {
-      body: await partnerReads.listAudit(
-        platform,
-        new DashboardCaller(caller),
-        params.partner_type as 'hostapps' | 'miniapps',
-        params.partner_id!,
-        query,
-      ),
+      body: await partnerReads.listAudit(platform, new DashboardCaller(caller), params.partner_type, params.partner_id, query),
     };
   },
 };

@@ -6,12 +6,7 @@ import type { OperationHandler } from './handler.js';
 export const listCredentials: OperationHandler<'listCredentials'> = {
   async handle({ caller, params }, platform) {
     return {
-      body: await partnerReads.listCredentials(
-        platform,
-        new DashboardCaller(caller),
-        params.partner_type as 'hostapps' | 'miniapps',
-        params.partner_id!,
-      ),
+      body: await partnerReads.listCredentials(platform, new DashboardCaller(caller), params.partner_type, params.partner_id),
     };
   },
 };

@@ -6,13 +6,7 @@ import type { OperationHandler } from './handler.js';
 export const listPartnerPayments: OperationHandler<'listPartnerPayments'> = {
   async handle({ caller, params, query }, platform) {
     return {
-      body: await paymentReads.listPartnerPayments(
-        platform,
-        new DashboardCaller(caller),
-        params.partner_type as 'hostapps' | 'miniapps',
-        params.partner_id!,
-        query,
-      ),
+      body: await paymentReads.listPartnerPayments(platform, new DashboardCaller(caller), params.partner_type, params.partner_id, query),
     };
   },
 };

@@ -6,13 +6,7 @@ import type { OperationHandler } from './handler.js';
 export const redeliverPartnerDelivery: OperationHandler<'redeliverPartnerDelivery'> = {
   async handle({ caller, params }, platform) {
     return {
-      body: await partnerReads.redeliver(
-        platform,
-        new DashboardCaller(caller),
-        params.partner_type as 'hostapps' | 'miniapps',
-        params.partner_id!,
-        params.delivery_id!,
-      ),
+      body: await partnerReads.redeliver(platform, new DashboardCaller(caller), params.partner_type, params.partner_id, params.delivery_id),
     };
   },
 };

@@ -9,9 +9,9 @@ export const revokeCredential: OperationHandler<'revokeCredential'> = {
       body: await partnerChanges.revokeCredential(
         platform,
         new DashboardCaller(caller),
-        params.partner_type as 'hostapps' | 'miniapps',
-        params.partner_id!,
-        params.credential_id!,
+        params.partner_type,
+        params.partner_id,
+        params.credential_id,
       ),
     };
   },

@@ -4,5 +4,5 @@ import type { OperationHandler } from './handler.js';
 /** E8: an event from a host app to a miniapp's event receiver. */
 export const sendHostappEvent: OperationHandler<'sendHostappEvent'> = {
   caller: (body) => ({ kind: 'hostapp', id: body.client_id }),
-  handle: ({ body, caller }, platform) => forwardEvent(platform, 'hostapp_to_miniapp', caller, body),
+  handle: ({ body, caller, registry }, platform) => forwardEvent(platform, registry, 'hostapp_to_miniapp', caller, body),
 };

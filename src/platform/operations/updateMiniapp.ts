@@ -5,6 +5,6 @@ import type { OperationHandler } from './handler.js';
 /** Dashboard: change a miniapp's settings, in force everywhere within a second. */
 export const updateMiniapp: OperationHandler<'updateMiniapp'> = {
   async handle({ caller, params, body }, platform) {
-    return { body: await partnerChanges.updateMiniapp(platform, new DashboardCaller(caller), params.app_id!, body) };
+    return { body: await partnerChanges.updateMiniapp(platform, new DashboardCaller(caller), params.app_id, body) };
   },
 };

@@ -16,7 +16,7 @@ import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/cre
 import { check, schemaValidator } from '../../../src/contract/operations.js';
 import { parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import { deliveryLimits } from '../../../src/platform/delivery/deliveryLimits.js';
-import { contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
+import { contractRateLimits } from '../../../src/platform/limits/rateLimiter.js';
 import type { ClaimedDelivery } from '../../../src/platform/store/index.js';
 import { DeliveryRig, until, type MiniappBehaviour } from '../support/deliveryRig.js';
 import { describeOnBackends } from '../../support/databases.js';

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { Config } from '../../../src/platform/config.js';
 import { DeliveryWorker } from '../../../src/platform/delivery/worker.js';
-import { createRateLimiters, contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
+import { createRateLimiters, contractRateLimits } from '../../../src/platform/limits/rateLimiter.js';
 import { createMetrics } from '../../../src/platform/observability/metrics.js';
 import { reconcileBudget } from '../../../src/platform/payments/lifecycle.js';
 import type { PlatformContext } from '../../../src/platform/context.js';

@@ -11,7 +11,7 @@ import pino from 'pino';
 import type { components } from '../../../generated/types/hostapp.js';
 import type { Config } from '../../../src/platform/config.js';
 import type { PlatformContext } from '../../../src/platform/context.js';
-import { createRateLimiters, contractRateLimits } from '../../../src/platform/http/rateLimiter.js';
+import { createRateLimiters, contractRateLimits } from '../../../src/platform/limits/rateLimiter.js';
 import { createMetrics } from '../../../src/platform/observability/metrics.js';
 import { reconcileBudget } from '../../../src/platform/payments/lifecycle.js';
 import { Reconciler } from '../../../src/platform/payments/reconciler.js';
