@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadDocument, resolve } from '../../src/contract/documents.js';
 import { contractOperations, type OperationContract } from '../../src/contract/operations.js';
 import { documentedError, invalidInputCode, type ErrorCode } from '../../src/contract/errors.js';
-import { handlers } from '../../src/platform/operations/index.js';
-import type { PlatformOperationId } from '../../src/platform/operations/handler.js';
+import { authenticationOf } from '../../src/platform/auth/admission.js';
 import { describeOnBackends } from '../support/databases.js';
 import { ADMIN_TOKEN, PlatformHarness } from '../support/platformHarness.js';
 
@@ -14,7 +13,8 @@ import { ADMIN_TOKEN, PlatformHarness } from '../support/platformHarness.js';
  * operation does not list (ADR 0020). For every platform operation this collects every error
  * code the code can raise and checks the contract documents it on that operation:
  * - the pipeline's codes (src/platform/http/operationRoutes.ts, rawBody.ts, auth/), by what the
- *   operation has: a body, parameters, a caller or the admin token;
+ *   operation has: a body, parameters, and the authentication its security asks for (chosen by
+ *   the same code that admits requests, auth/admission.ts);
  * - the handler's codes: every ErrorCode literal in src/platform/operations/<operationId>.ts and the
  *   src/ modules it imports, transitively (an over-approximation: a code a shared module raises
  *   for another operation must be documented here too, or moved out of the shared path).
@@ -56,14 +56,17 @@ function pipelineCodes(op: OperationContract): Set<ErrorCode> {
   const codes = new Set<ErrorCode>(['UNKNOWN_ERROR']);
   if (op.validateBody) for (const code of [invalidInputCode(op), 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'] as const) codes.add(code);
   if (op.parameters.length > 0) codes.add(invalidInputCode(op));
-  const admin = op.security.some((scheme) => 'adminToken' in scheme);
-  if (handlers[op.operationId as PlatformOperationId].caller || admin)
+  if (authenticationOf(op).kind !== 'none')
     for (const code of ['UNAUTHORIZED', 'RATE_LIMITED'] as const) codes.add(code);
   return codes;
 }
 
 test('there are platform operations, and the scan finds the codes handlers are known to raise', () => {
   expect(platformOperations.length).toBeGreaterThan(8);
+  // The dashboard's operations authenticate too, so their RATE_LIMITED and UNAUTHORIZED are checked.
+  const dashboard = platformOperations.filter((op) => authenticationOf(op).kind === 'dashboard');
+  expect(dashboard.length).toBeGreaterThanOrEqual(14);
+  expect(pipelineCodes(dashboard[0])).toContain('RATE_LIMITED');
   expect(handlerCodes('completeOrder')).toEqual(
     new Set(['ORDER_NOT_FOUND', 'PAYMENT_STATUS_CONFLICT', 'UNAUTHORIZED', 'PAYMENT_DISABLED']),
   );

@@ -44,12 +44,10 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
         );
     }
 
-    const answer = await createOrderPaymentAtHostapp(hostapp, e3Text.body, {
+    const answer = await createOrderPaymentAtHostapp(platform.metrics, hostapp, e3Text.body, {
       hostappUserId: order.hostapp_user_id,
       userAccessToken: headers['x-user-access-token'],
     });
-    platform.metrics.partnerCalls.inc({ operation: 'createHostappOrderPayment', outcome: answer.ok ? 'answered' : answer.failure.kind });
-    platform.metrics.partnerCallSeconds.observe({ operation: 'createHostappOrderPayment' }, answer.durationMs / 1000);
     if (!answer.ok) {
       await platform.store.idempotency.release(reservation.reservation);
       throw hostappFailure(answer.failure, 'did not create the order payment (E3)');

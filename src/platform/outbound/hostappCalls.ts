@@ -3,7 +3,7 @@ import { jsonText, type JsonText } from '../../contract/json.js';
 import { prefixedAuthorization } from '../../wire/credentials.js';
 import type { Hostapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
-import { callPartner, type PartnerAnswer, type PartnerOutcome } from './partnerCall.js';
+import { callPartner, type PartnerAnswer, type PartnerCallMeter, type PartnerOutcome } from './partnerCall.js';
 import { encodeUserIdHeader } from '../../wire/userIdHeader.js';
 
 type Schemas = components['schemas'];
@@ -30,24 +30,30 @@ function userHeader(user: PaymentUser) {
 
 /** E3: the body is the E3 request serialised once, the same text the idempotency hash was made from. */
 export function createOrderPaymentAtHostapp(
+  meter: PartnerCallMeter,
   hostapp: Hostapp,
   body: JsonText<Schemas['HostappCreateOrderPaymentRequest']>,
   user: PaymentUser,
 ): Promise<PartnerOutcome<PartnerAnswer<'createHostappOrderPayment'>>> {
   const url = hostapp.registration.urls?.create_order_payment;
   if (!url) return Promise.resolve(notRegistered('create-order-payment (E3)'));
-  return callPartner('createHostappOrderPayment', {
-    url,
-    reach: reachOf(hostapp.internalUrls, 'create_order_payment', url),
-    authorization: hostappAuthorization(hostapp, user.userAccessToken),
-    signingSecrets: hostapp.signingSecrets,
-    headers: userHeader(user),
-    body,
-  });
+  return callPartner(
+    'createHostappOrderPayment',
+    {
+      url,
+      reach: reachOf(hostapp.internalUrls, 'create_order_payment', url),
+      authorization: hostappAuthorization(hostapp, user.userAccessToken),
+      signingSecrets: hostapp.signingSecrets,
+      headers: userHeader(user),
+      body,
+    },
+    meter,
+  );
 }
 
 /** E4, by POST or GET as the host app registered. */
 export function getPaymentStatusAtHostapp(
+  meter: PartnerCallMeter,
   hostapp: Hostapp,
   query: Schemas['HostappPaymentStatusRequest'],
   user: PaymentUser,
@@ -61,26 +67,31 @@ export function getPaymentStatusAtHostapp(
     signingSecrets: hostapp.signingSecrets,
     headers: userHeader(user),
   };
-  if (hostapp.registration.payment_status_method === 'GET') return callPartner('queryHostappPaymentStatus', { ...common, query });
-  return callPartner('getHostappPaymentStatus', { ...common, body: jsonText(query) });
+  if (hostapp.registration.payment_status_method === 'GET') return callPartner('queryHostappPaymentStatus', { ...common, query }, meter);
+  return callPartner('getHostappPaymentStatus', { ...common, body: jsonText(query) }, meter);
 }
 
 /** E7 at a host app: an event from a miniapp. Its answer is forwarded as sent (ADR 0016). */
 export function deliverEventToHostapp(
+  meter: PartnerCallMeter,
   hostapp: Hostapp,
   event: JsonText<Schemas['Event']>,
   eventId: string,
 ): Promise<PartnerOutcome<PartnerAnswer<'receiveHostappEvent'>>> {
   const url = hostapp.registration.urls?.events;
   if (!url) return Promise.resolve(notRegistered('event receiver (E7)'));
-  return callPartner('receiveHostappEvent', {
-    url,
-    reach: reachOf(hostapp.internalUrls, 'events', url),
-    authorization: hostappAuthorization(hostapp),
-    signingSecrets: hostapp.signingSecrets,
-    headers: { 'X-Minibridge-Event-Id': eventId },
-    messageId: eventId,
-    body: event,
-    reading: 'forwarded',
-  });
+  return callPartner(
+    'receiveHostappEvent',
+    {
+      url,
+      reach: reachOf(hostapp.internalUrls, 'events', url),
+      authorization: hostappAuthorization(hostapp),
+      signingSecrets: hostapp.signingSecrets,
+      headers: { 'X-Minibridge-Event-Id': eventId },
+      messageId: eventId,
+      body: event,
+      reading: 'forwarded',
+    },
+    meter,
+  );
 }

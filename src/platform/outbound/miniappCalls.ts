@@ -3,7 +3,7 @@ import type { JsonText } from '../../contract/json.js';
 import { basicAuthorization } from '../../wire/credentials.js';
 import type { Miniapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
-import { callPartner, type PartnerAnswer, type PartnerOutcome } from './partnerCall.js';
+import { callPartner, type PartnerAnswer, type PartnerCallMeter, type PartnerOutcome } from './partnerCall.js';
 
 type Schemas = components['schemas'];
 
@@ -13,6 +13,7 @@ function notRegistered(what: string): PartnerOutcome<never> {
 
 /** E6: one delivery attempt of an order completion callback, its body the text the outbox holds. */
 export function deliverOrderCompletion(
+  meter: PartnerCallMeter,
   miniapp: Miniapp,
   body: JsonText<Schemas['OrderCompletion']>,
   eventId: string,
@@ -20,33 +21,42 @@ export function deliverOrderCompletion(
 ): Promise<PartnerOutcome<PartnerAnswer<'receiveOrderCompletion'>>> {
   const url = miniapp.registration.urls?.complete_order;
   if (!url) return Promise.resolve(notRegistered('complete-order (E6)'));
-  return callPartner('receiveOrderCompletion', {
-    url,
-    reach: reachOf(miniapp.internalUrls, 'complete_order', url),
-    authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
-    signingSecrets: miniapp.signingSecrets,
-    headers: { 'X-Minibridge-Event-Id': eventId, 'X-Minibridge-Delivery-Attempt': String(attempt) },
-    messageId: eventId,
-    body,
-  });
+  return callPartner(
+    'receiveOrderCompletion',
+    {
+      url,
+      reach: reachOf(miniapp.internalUrls, 'complete_order', url),
+      authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
+      signingSecrets: miniapp.signingSecrets,
+      headers: { 'X-Minibridge-Event-Id': eventId, 'X-Minibridge-Delivery-Attempt': String(attempt) },
+      messageId: eventId,
+      body,
+    },
+    meter,
+  );
 }
 
 /** E7 at a miniapp: an event from a host app. Its answer is forwarded as sent (ADR 0016). */
 export function deliverEventToMiniapp(
+  meter: PartnerCallMeter,
   miniapp: Miniapp,
   event: JsonText<Schemas['Event']>,
   eventId: string,
 ): Promise<PartnerOutcome<PartnerAnswer<'receiveMiniappEvent'>>> {
   const url = miniapp.registration.urls?.events;
   if (!url) return Promise.resolve(notRegistered('event receiver (E7)'));
-  return callPartner('receiveMiniappEvent', {
-    url,
-    reach: reachOf(miniapp.internalUrls, 'events', url),
-    authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
-    signingSecrets: miniapp.signingSecrets,
-    headers: { 'X-Minibridge-Event-Id': eventId },
-    messageId: eventId,
-    body: event,
-    reading: 'forwarded',
-  });
+  return callPartner(
+    'receiveMiniappEvent',
+    {
+      url,
+      reach: reachOf(miniapp.internalUrls, 'events', url),
+      authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
+      signingSecrets: miniapp.signingSecrets,
+      headers: { 'X-Minibridge-Event-Id': eventId },
+      messageId: eventId,
+      body: event,
+      reading: 'forwarded',
+    },
+    meter,
+  );
 }

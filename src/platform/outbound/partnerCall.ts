@@ -6,6 +6,7 @@ import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, un
 import { signRequest } from '../../wire/signing.js';
 import { AddressRefused } from './addressPolicy.js';
 import { AnswerTooLargeError, httpCall } from './httpCall.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /** Every operation the partner APIs define, as openapi-typescript generated them. */
 type PartnerOperations = HostappOperations & MiniappOperations;
@@ -72,6 +73,9 @@ export function answerLimits(operationId: PartnerOperationId): AnswerLimits {
  */
 export type AnswerReading = 'interpreted' | 'forwarded';
 
+/** Where partner calls are counted: minibridge_partner_calls_total and their durations. */
+export type PartnerCallMeter = Pick<Metrics, 'partnerCalls' | 'partnerCallSeconds'>;
+
 /** One call of a partner operation: where the partner registered it, how to authenticate, what to send. */
 export type PartnerRequest<Id extends PartnerOperationId> = {
   /** The URL the partner registered for the operation (ADR 0012), its own query string kept. */
@@ -103,9 +107,21 @@ function answerValidator<Id extends PartnerOperationId>(operationId: Id): Valida
  * contract's time-out for the operation (which covers the answer's last byte) and its answer cap,
  * and judges the answer against the partner API: HTTP 200, UTF-8 JSON (read without losing
  * digits), and a body that matches the operation's 200 response schema, which types it. Anything
- * else is a PartnerFailure, never passed through.
+ * else is a PartnerFailure, never passed through. Every call, whatever the operation, is counted
+ * here in the meter's partner-call metrics, and only here.
  */
 export async function callPartner<Id extends PartnerOperationId>(
+  operationId: Id,
+  request: PartnerRequest<Id>,
+  meter: PartnerCallMeter,
+): Promise<PartnerOutcome<PartnerAnswer<Id>>> {
+  const outcome = await callOnce(operationId, request);
+  meter.partnerCalls.inc({ operation: operationId, outcome: outcome.ok ? 'answered' : outcome.failure.kind });
+  meter.partnerCallSeconds.observe({ operation: operationId }, outcome.durationMs / 1000);
+  return outcome;
+}
+
+async function callOnce<Id extends PartnerOperationId>(
   operationId: Id,
   request: PartnerRequest<Id>,
 ): Promise<PartnerOutcome<PartnerAnswer<Id>>> {

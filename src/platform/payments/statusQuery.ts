@@ -32,10 +32,7 @@ export async function askHostappStatus(
   user: PaymentUser,
   metrics: Metrics,
 ): Promise<{ answer: StatusAnswer; durationMs: number }> {
-  const outcome = await getPaymentStatusAtHostapp(hostapp, ref, user);
-  const operation = hostapp.registration.payment_status_method === 'GET' ? 'queryHostappPaymentStatus' : 'getHostappPaymentStatus';
-  metrics.partnerCalls.inc({ operation, outcome: outcome.ok ? 'answered' : outcome.failure.kind });
-  metrics.partnerCallSeconds.observe({ operation }, outcome.durationMs / 1000);
+  const outcome = await getPaymentStatusAtHostapp(metrics, hostapp, ref, user);
   const durationMs = outcome.durationMs;
   if (!outcome.ok) return { answer: { kind: 'failed', failure: outcome.failure }, durationMs };
   const status = outcome.body;
