@@ -144,9 +144,9 @@ async function applyUpdate(
     (await activeSigningSecrets(tx, platform, row.partner_type, row.partner_id)) === 0
   )
     throw new ApiError('CONFLICT', 'signing.enabled needs an active signing secret: issue a signing_secret first');
-  const changes = changesBetween(before as never, after as never);
+  const changes = changesBetween(before, after);
   if (changes.length === 0) return row;
-  const saved = await platform.store.partners.update(tx, row.partner_type, row.partner_id, after as unknown as Record<string, unknown>);
+  const saved = await platform.store.partners.update(tx, row.partner_type, row.partner_id, after);
   await platform.store.partners.audit(tx, {
     actor: caller.actor,
     action: 'update',

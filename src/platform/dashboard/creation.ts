@@ -40,7 +40,7 @@ export const partnerCreation = {
         partner_type: 'hostapps',
         partner_id: client_id,
         changes: [
-          ...changesBetween(undefined, settings as never),
+          ...changesBetween(undefined, settings),
           { field: `credential.${credential.credential_id}`, before: null, after: '"active secret_key"' },
         ],
       });
@@ -75,7 +75,7 @@ export const partnerCreation = {
         partner_type: 'miniapps',
         partner_id: app_id,
         changes: [
-          ...changesBetween(undefined, { ...settings, hostapps } as never),
+          ...changesBetween(undefined, { ...settings, hostapps }),
           { field: `credential.${credential.credential_id}`, before: null, after: '"active secret_key"' },
         ],
       });

@@ -238,8 +238,8 @@ export class PartnerDirectory {
           continue;
         }
         const saved = row
-          ? await partners.update(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest)
-          : await partners.insert(tx, kind, partner.id, settings as unknown as Record<string, unknown>, digest);
+          ? await partners.update(tx, kind, partner.id, settings, digest)
+          : await partners.insert(tx, kind, partner.id, settings, digest);
         const credentialChanges = [
           ...(await this.applyCredentials(tx, saved, 'secret_key', plans.secretKey)),
           ...(await this.applyCredentials(tx, saved, 'signing_secret', plans.signing)),
@@ -279,13 +279,13 @@ export class PartnerDirectory {
     for (const name of file.internal_urls ?? []) if (storedUrls[name] === fileUrls[name]) names.add(name);
     if (names.size === (stored.internal_urls ?? []).length) return false;
     const after = { ...stored, internal_urls: [...names].sort() } as HostappSettings | MiniappSettings;
-    await this.store.partners.update(tx, row.partner_type, row.partner_id, after as unknown as Record<string, unknown>);
+    await this.store.partners.update(tx, row.partner_type, row.partner_id, after);
     await this.store.partners.audit(tx, {
       actor: { type: 'import', id: null },
       action: 'update',
       partner_type: typeOf(row.partner_type),
       partner_id: row.partner_id,
-      changes: changesBetween(stored as never, after as never),
+      changes: changesBetween(stored, after),
     });
     return true;
   }

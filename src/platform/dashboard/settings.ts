@@ -69,6 +69,8 @@ export function miniappSettingsOf(miniapp: Miniapp): MiniappSettings {
 }
 
 /** The registry file's exception for internal URLs (the file is the operator's; ADR 0038), when it makes one. */
+// The registry keeps the names as text; they were checked against the partner's URL names
+// (HostappInternalUrls / MiniappInternalUrls) when the registration was read, so `never[]` fits either.
 function internalUrlsOf<P extends Hostapp | Miniapp>(partner: P): { internal_urls?: never[] } {
   return partner.internalUrls.size > 0 ? { internal_urls: [...partner.internalUrls].sort() as never[] } : {};
 }

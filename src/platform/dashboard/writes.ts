@@ -63,7 +63,7 @@ export async function insertOrRefuse(
   settings: HostappSettings | MiniappSettings,
 ) {
   try {
-    return await platform.store.partners.insert(tx, kind, id, settings as unknown as Record<string, unknown>);
+    return await platform.store.partners.insert(tx, kind, id, settings);
   } catch (error) {
     if (error instanceof PartnerExists) throw new ApiError('CONFLICT', error.message);
     throw error;

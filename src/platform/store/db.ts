@@ -413,6 +413,7 @@ async function listenWithReconnect(
 
 /** Ends a client within the connect time-out, whatever state its connection is in. */
 async function endQuietly(client: pg.Client): Promise<void> {
+  // pg does not type its connection's socket; destroying it is the only way to end a client that hangs (ADR 0037).
   const socket = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([

@@ -179,6 +179,7 @@ export function deliveryColumns(source: string, prefix = ''): string {
 
 /** The delivery whose columns were selected with deliveryColumns(source, prefix). */
 export function deliveryFromRow(row: Record<string, unknown>, prefix: string): Delivery {
+  // The row's columns are exactly deliveryColumns(source, prefix), each typed as DeliveryRow has it.
   const delivery = Object.fromEntries(
     Object.keys(deliveryColumnExpressions).map((name) => [name, row[`${prefix}${name}`]]),
   ) as unknown as DeliveryRow;

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultMigrationsDir, loadMigrations, type Migration } from './migrationFiles.js';
 
 /**
- * A fresh PGlite data directory without initdb in the serving process (issue 12, ADR 0021).
+ * A fresh PGlite data directory without initdb in the serving process (ADR 0021).
  *
  * PGlite runs initdb in a second WebAssembly instance inside the process that opens a directory
  * holding no cluster: 11–28 s and ~920 MiB peak RSS on a fresh clone, memory the serving process

@@ -38,6 +38,7 @@ type TakeCommand = (key: string, rate: number, burst: number, ttlMs: number, cou
 /** Token buckets in Redis (ADR 0029, 0031): one EVALSHA counts `count` requests of a key; idle keys expire once full. */
 export function createRedisBuckets(redis: Redis, keyPrefix: string) {
   redis.defineCommand('minibridgeTakeTokens', { numberOfKeys: 1, lua: takeScript });
+  // ioredis adds a defineCommand'd command to the client at run time; its types cannot know it.
   const command = (redis as unknown as { minibridgeTakeTokens: TakeCommand }).minibridgeTakeTokens.bind(redis);
   return {
     async take(key: string, perSecond: number, burst: number, count = 1): Promise<BucketTake> {

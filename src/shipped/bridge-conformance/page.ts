@@ -42,6 +42,7 @@ interface PageWindow {
   crypto?: { getRandomValues(array: Uint8Array): Uint8Array };
 }
 
+// The page runs in a browser; the project compiles it without the DOM library, so it names what it uses.
 const page = globalThis as unknown as PageWindow;
 const $ = (id: string): Element => {
   const element = page.document.getElementById(id);
@@ -81,6 +82,7 @@ function reportBase(): string | undefined {
  * the page judges the host's text.
  */
 function wireOf(hostOrigin: string): ConformanceWire | undefined {
+  // The same window, seen through the SDK's narrower WindowLike.
   const win = page as unknown as WindowLike;
   const native = page.webkit?.messageHandlers?.minibridge ?? page.MinibridgeAndroid;
   if (native) {

@@ -28,6 +28,8 @@ export function createHostappRouter(options: HostappRouterOptions): Router {
     const op = operation(operationId);
     return { op, handler: operationHandler({ ...shared, op, authorization, answers, handle }) };
   };
+  // operationHandler has validated the input (and the context) against this operation's request schema,
+  // which the handler's parameter types are generated from; `never` passes it to that one handler.
   const create = bind('createHostappOrderPayment', (body, ctx) => handlers.createOrderPayment(body as never, ctx));
   const statusByPost = bind('getHostappPaymentStatus', (body, ctx) => handlers.getPaymentStatus(body as never, ctx));
   const statusByGet = bind('queryHostappPaymentStatus', (query, ctx) => handlers.getPaymentStatus(query as never, ctx));
@@ -54,6 +56,7 @@ export function createMiniappRouter(options: MiniappRouterOptions): Router {
     const op = operation(operationId);
     return { op, handler: operationHandler({ ...shared, op, authorization, answers: shared.answers, handle }) };
   };
+  // Validated against the operation's request schema first, as for the host app's router above.
   const completion = bind('receiveOrderCompletion', (body, ctx) => handlers.receiveOrderCompletion(body as never, ctx as never));
   const events = bind('receiveMiniappEvent', (event, ctx) => handlers.receiveEvent(event as never, ctx as never));
   router.post(options.paths?.completeOrder ?? completion.op.path, completion.handler);

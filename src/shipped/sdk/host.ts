@@ -140,6 +140,7 @@ export function createHostBridge(options: HostBridgeOptions): HostBridge {
         answerError(data, { code: BRIDGE_ERROR_CODES.INVALID_MESSAGE, message: describeViolations(check.violations) });
         return;
       }
+      // The message passed its definition's generated validator just above; the validator is not a type guard.
       if (data.type === 'pay') void handlePay(data as unknown as PayRequest);
       else void handleCustomEvent(data as unknown as CustomEventRequest);
       return;

@@ -151,6 +151,7 @@ export function createMinibridgeSdk(options: MinibridgeSdkOptions = {}): Minibri
       refuse(data, check.violations);
       return;
     }
+    // The message passed its definition's generated validator just above; the validator is not a type guard.
     const message = data as unknown as PayResult | CustomEventResult | BridgeError | HostEvent;
     if (message.type === 'host_event') {
       deliver(message.detail);

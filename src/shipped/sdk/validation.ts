@@ -14,6 +14,7 @@ type GeneratedValidator = ((data: unknown) => boolean) & { errors?: SchemaViolat
 export type ValidatedDefinition =
   'Envelope' | 'PayRequest' | 'PayResult' | 'CustomEventRequest' | 'CustomEventResult' | 'HostEvent' | 'BridgeError';
 
+// The standalone validators module is generated JavaScript without types: one export per definition.
 const validators = generated as unknown as Record<ValidatedDefinition, GeneratedValidator>;
 
 export type ValidationResult = { ok: true } | { ok: false; violations: SchemaViolation[] };

@@ -90,6 +90,7 @@ export function createSandboxMiniapp(options: SandboxMiniappOptions): SandboxMin
   );
   control.post(
     '/create-order-payment',
+    // The order is the page's, passed on as sent: the platform validates it against E1's schema.
     relayToPlatform((body) => createOrderPayment(caller, { ...parties(body), order: body.order as never })),
   );
   control.post(

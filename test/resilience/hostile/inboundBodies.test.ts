@@ -1,5 +1,5 @@
 /**
- * The hostile-input suite for inbound bodies (issue 10, ADR 0015), property-based and seeded:
+ * The hostile-input suite for inbound bodies (ADR 0015), property-based and seeded:
  * for every platform operation that takes a body and every operation the partner kit's routers
  * serve (both lists read from the contract), hostile JSON made at random places of a valid
  * body's own structure:

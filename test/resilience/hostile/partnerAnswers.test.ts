@@ -1,5 +1,5 @@
 /**
- * The hostile-input suite for partner answers (issue 10, ADR 0016): for every partner operation
+ * The hostile-input suite for partner answers (ADR 0016): for every partner operation
  * of the contract (E3, E4 POST and GET, E6, E7 both ways), seeded fast-check generators of
  * answers around and far over the size cap, endless answers, answers that trickle past the
  * time-out, prototype-named and duplicate member names, odd number texts, and answers about
