@@ -28,6 +28,8 @@ export const settings = {
   /** Rounds of the E6 latency and drain measurements. */
   e6Rounds: setting('BENCH_E6_ROUNDS', 3, 1),
   readyRuns: setting('BENCH_READY_RUNS', 3, 1),
+  /** Stale payments the reconciliation sweep starts with (ADR 0039). */
+  reconcileStale: setting('BENCH_RECONCILE_STALE', 10_000, 2_000),
   /** How long a run may wait for its last E6 before calling it lost. */
   drainTimeoutMs: setting('BENCH_DRAIN_TIMEOUT_MS', 60_000, 60_000),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',

@@ -25,7 +25,7 @@ import {
   miniappHeaders,
 } from './scenario.js';
 
-export type PathId = 'e1' | 'e2' | 'payment' | 'e8' | 'miniapp-event';
+export type PathId = 'e1' | 'e2' | 'payment' | 'e8' | 'miniapp-event' | 'e1-sweep';
 
 export interface Path {
   id: PathId;

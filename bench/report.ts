@@ -1,5 +1,6 @@
 import type { Machine } from './machine.js';
 import type { PathId } from './paths.js';
+import type { ReconcileResult } from './reconcile.js';
 import type { Role, Sample } from './rounds.js';
 import { spread, type Agreement, type Spread } from './stats.js';
 
@@ -111,6 +112,8 @@ export interface BenchResults {
   e6?: E6Result;
   twoInstances?: TwoInstanceRow[];
   ready?: ReadyResult;
+  /** Reconciliation: E1 while a sweep runs, and the sweep's rate against its cap (its E1 table is among the paths). */
+  reconcile?: Omit<ReconcileResult, 'e1'>;
   capacity?: CapacityFigures;
   targets: Target[];
   /** Compared with an earlier full run (BENCH_COMPARE, or the previous latest.json). */

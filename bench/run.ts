@@ -23,13 +23,14 @@ import { createProcesses, platformMode, withApplicationName } from './processes.
 import { markdown, type BenchResults, type PathResult, type RatioResult } from './report.js';
 import { accounted, interleave, type Contender, type Sample } from './rounds.js';
 import { E1_PATH, e1BodyTemplate, miniappHeaders, parties, writeRegistry } from './scenario.js';
+import { reconcilePhase } from './reconcile.js';
 import { pairedRatio } from './stats.js';
 import { startupPhase } from './startup.js';
 import { compareResults, targets } from './targets.js';
 import { twoInstancesPhase } from './twoInstances.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const parts = ['e1', 'e2', 'payment', 'e8', 'miniapp-event', 'e6', 'two', 'startup'] as const;
+const parts = ['e1', 'e2', 'payment', 'e8', 'miniapp-event', 'e6', 'reconcile', 'two', 'startup'] as const;
 type Part = (typeof parts)[number];
 /** BENCH_ONLY=a,b: run only these parts; such a run prints its table and writes no results file. */
 const only = process.env.BENCH_ONLY?.split(',').map((part) => part.trim());
@@ -280,6 +281,21 @@ async function main(): Promise<BenchResults> {
 
   const e6 = observer && runs('e6') ? await e6Phase(context, main) : undefined;
   if (main) for (const server of main.servers) await processes.stop(server);
+  let reconcile: BenchResults['reconcile'];
+  if (observer && runs('reconcile')) {
+    const sweep: Path = {
+      ...e1Path(options),
+      id: 'e1-sweep',
+      title: `E1 while reconciliation sweeps ${settings.reconcileStale} stale payments, against the same without`,
+    };
+    const { e1, ...figures } = await reconcilePhase(context, {
+      measure: (contenders) => measurePath(sweep, contenders, observer),
+      schemaFor,
+      contender,
+    });
+    paths.push(e1);
+    reconcile = figures;
+  }
   const twoInstances = observer && runs('two') ? await twoInstancesPhase(context) : undefined;
   const ready = runs('startup') ? await startupPhase(context) : undefined;
   await processes.stopAll();
@@ -297,6 +313,7 @@ async function main(): Promise<BenchResults> {
     e6,
     twoInstances,
     ready,
+    reconcile,
     capacity: capacityFigures(paths, e6),
     targets: [],
     notes,

@@ -1,7 +1,8 @@
 /**
  * The fake host app server every contender calls, in its own process: E3 answers each
  * create-order-payment with a new order_payment_id (so no two E1s ever share one), E4 reports the
- * payment asked about as still in_process (the answer a polling miniapp gets while it waits), and
+ * payment asked about as still in_process (the answer a polling miniapp gets while it waits; with
+ * BENCH_E4_STATUS=paid, as paid: the answer that settles a payment reconciliation asks about), and
  * E7 acknowledges a miniapp's event with `{"received":true}`.
  */
 import { createServer } from 'node:http';
@@ -9,11 +10,12 @@ import { announce, exitOnSignal, localUrl } from '../../test/resilience/support/
 
 const prefix = `hop_${process.pid}_${Date.now().toString(36)}_`;
 let next = 0;
+const e4Status = process.env.BENCH_E4_STATUS ?? 'in_process';
 
-/** E4: the three identifiers of the query, echoed with payment_status in_process. */
+/** E4: the three identifiers of the query, echoed with payment_status (in_process unless BENCH_E4_STATUS says). */
 function paymentStatus(query: string): string {
   const { order_payment_id, app_id, client_id } = JSON.parse(query) as Record<string, string>;
-  return JSON.stringify({ order_payment_id, app_id, client_id, payment_status: 'in_process' });
+  return JSON.stringify({ order_payment_id, app_id, client_id, payment_status: e4Status });
 }
 
 const server = createServer((req, res) => {
