@@ -17,6 +17,8 @@ export interface Config {
   /** Redis URL (REDIS_URL); when set, the rate-limit budgets are shared there instead of in the database (ADR 0029). */
   redisUrl: string | undefined;
   /** Prefix of the rate-limit keys in Redis, so several deployments can share one server. */
+  /** How long a rate-limit take waits for Redis before the instance counts it itself (ADR 0029). */
+  redisCommandTimeoutMs: number;
   redisKeyPrefix: string;
   registryPath: string | undefined;
   adminToken: string | undefined;
@@ -55,6 +57,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: env.MINIBRIDGE_DATA_DIR ?? '.data/pglite',
     redisUrl: env.REDIS_URL || undefined,
     redisKeyPrefix: env.MINIBRIDGE_REDIS_PREFIX ?? 'minibridge:ratelimit:',
+    redisCommandTimeoutMs: integer(env.MINIBRIDGE_REDIS_TIMEOUT_MS, 250),
     registryPath: env.MINIBRIDGE_REGISTRY || undefined,
     adminToken: env.MINIBRIDGE_ADMIN_TOKEN || undefined,
     secretsKey: env.MINIBRIDGE_SECRETS_KEY || undefined,

@@ -148,7 +148,10 @@ describe.skipIf(!databaseUrl)('the last second of the replay window, on two inst
     const start = () =>
       startPlatform({
         registry: registryFrom(registry()),
-        store: openStore({ databaseUrl: database.config.databaseUrl, pgliteDataDir: 'memory://' }, { clock: clock.now }),
+        store: openStore(
+          { databaseUrl: database.config.databaseUrl, pgliteDataDir: 'memory://', timeouts: database.config.databaseTimeouts },
+          { clock: clock.now },
+        ),
         config: {
           port: 0,
           host: '127.0.0.1',

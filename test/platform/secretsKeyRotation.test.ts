@@ -175,7 +175,11 @@ describeOnBackends('rotating MINIBRIDGE_SECRETS_KEY', (backend) => {
   /** A query on the platform's database while no platform runs. */
   async function databaseQuery<T>(sql: string): Promise<T[]> {
     const { openStore } = await import('../../src/platform/store/index.js');
-    const store = await openStore({ databaseUrl: database.config.databaseUrl, pgliteDataDir: dataDir ?? 'memory://' });
+    const store = await openStore({
+      databaseUrl: database.config.databaseUrl,
+      pgliteDataDir: dataDir ?? 'memory://',
+      timeouts: database.config.databaseTimeouts,
+    });
     try {
       return await store.db.query<T>(sql);
     } finally {

@@ -96,7 +96,14 @@ describe.skipIf(!redisUrl)('two instances sharing Redis', () => {
   const a = new PlatformHarness();
   const b = new PlatformHarness();
   beforeAll(async () => {
-    const config = { ...budgets, redisUrl, redisKeyPrefix: `minibridge-test:${randomBytes(8).toString('hex')}:` };
+    // Redis's answer may take longer than the instance's 250 ms while the suites load the machine;
+    // a late answer would count the request on the instance's own budget and split the count.
+    const config = {
+      ...budgets,
+      redisUrl,
+      redisKeyPrefix: `minibridge-test:${randomBytes(8).toString('hex')}:`,
+      redisCommandTimeoutMs: 10_000,
+    };
     await Promise.all([a.start({ config }), b.start({ config })]);
   }, openTimeoutMs);
   afterAll(() => Promise.all([a.stop(), b.stop()]), openTimeoutMs);

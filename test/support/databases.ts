@@ -97,6 +97,14 @@ async function openPgliteTestDatabase({ migrate: migrated = true } = {}): Promis
   };
 }
 
+/**
+ * PostgreSQL time-outs for the suites. The platform's own (ADR 0037: connect 1 s, statements
+ * 1.5 s) judge a database that answers; here every suite shares two cores with the others, and a
+ * connection can take longer than a second to open while the machine is busy, which is not a
+ * database failure. The outage suites run the platform with its own time-outs, in child processes.
+ */
+export const testDatabaseTimeouts = { connectMs: 15_000, statementMs: 30_000 };
+
 /** A fresh schema per test database, so test files running in parallel never see each other. */
 async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Promise<TestDatabase> {
   const url = databaseUrl!;
@@ -104,7 +112,7 @@ async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Prom
   await withAdminClient(url, (client) => client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`));
   const openPools = new Set<Db>();
   const connect = async (): Promise<Db> => {
-    const db = await openPostgres(url, { schema, maxConnections: 4 });
+    const db = await openPostgres(url, { schema, maxConnections: 4, timeouts: testDatabaseTimeouts });
     openPools.add(db);
     return {
       ...db,
@@ -133,6 +141,7 @@ async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Prom
 export interface PlatformDatabaseConfig {
   databaseUrl: string | undefined;
   dataDir: string;
+  databaseTimeouts: typeof testDatabaseTimeouts;
 }
 
 /** A platform's own database on one backend, to pass to startPlatform and remove after it stopped. */
@@ -150,14 +159,15 @@ export interface PlatformDatabase {
  * files running in parallel then never wait on each other's locks.
  */
 export async function openPlatformDatabase(backend: TestBackend['name'] = 'pglite'): Promise<PlatformDatabase> {
-  if (backend === 'pglite') return { config: { databaseUrl: undefined, dataDir: 'memory://' }, dispose: async () => {} };
+  if (backend === 'pglite')
+    return { config: { databaseUrl: undefined, dataDir: 'memory://', databaseTimeouts: testDatabaseTimeouts }, dispose: async () => {} };
   if (!databaseUrl) throw new Error('the postgres backend needs DATABASE_URL');
   const name = `mb_t_${randomBytes(6).toString('hex')}`;
   await withAdminClient(databaseUrl, (client) => client.query(`CREATE DATABASE ${quoteIdentifier(name)}`));
   const url = new URL(databaseUrl);
   url.pathname = `/${name}`;
   return {
-    config: { databaseUrl: url.toString(), dataDir: 'memory://' },
+    config: { databaseUrl: url.toString(), dataDir: 'memory://', databaseTimeouts: testDatabaseTimeouts },
     dispose: () => withAdminClient(databaseUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`)),
   };
 }

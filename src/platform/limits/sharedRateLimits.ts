@@ -5,8 +5,6 @@ import type { Store } from '../store/index.js';
 import { createRedisBuckets } from '../store/redisBuckets.js';
 import type { SharedBuckets, SharedLimits } from './rateLimiter.js';
 
-/** How long the limiter waits for Redis before counting the request in this instance (ADR 0029). */
-const redisCommandTimeoutMs = 250;
 /** PostgreSQL: idle buckets are purged on one counted request in this many, off the request's path. */
 const purgeEvery = 1000;
 /** At most one log line per this interval while the shared store is failing. */
@@ -32,7 +30,8 @@ export async function openSharedLimits(config: Config, store: Store, log: Logger
       // Refuse at once while disconnected instead of queueing: the request is then counted here.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: redisCommandTimeoutMs,
+      // How long the limiter waits for Redis before counting the request here (ADR 0029).
+      commandTimeout: config.redisCommandTimeoutMs,
       connectTimeout: 2_000,
     });
     // Connection errors are reported by the commands that fail; ioredis reconnects by itself.

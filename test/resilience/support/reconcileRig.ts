@@ -67,8 +67,8 @@ export class ReconcileRig {
     this.server.listen(0, '127.0.0.1');
     await once(this.server, 'listening');
     const url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    const { databaseUrl, dataDir } = this.database.config;
-    this.store = await openStore({ databaseUrl, pgliteDataDir: dataDir }, { clock: this.clock.now });
+    const { databaseUrl, dataDir, databaseTimeouts } = this.database.config;
+    this.store = await openStore({ databaseUrl, pgliteDataDir: dataDir, timeouts: databaseTimeouts }, { clock: this.clock.now });
     const features = { payments: true, event_bridge: false, event_receiver: false };
     const registry = registryFrom({
       hostapps: RIG_HOSTAPPS.map((client_id) => ({
