@@ -101,9 +101,11 @@ async function openPgliteTestDatabase({ migrate: migrated = true } = {}): Promis
  * PostgreSQL time-outs for the suites. The platform's own (ADR 0037: connect 1 s, statements
  * 1.5 s) judge a database that answers; here every suite shares two cores with the others, and a
  * connection can take longer than a second to open while the machine is busy, which is not a
- * database failure. The outage suites run the platform with its own time-outs, in child processes.
+ * database failure. The connect time-out gets the most the E1 reservation window leaves
+ * (checkReservationWindow: E3's 10 s, these two and a second of margin within 15 s). The outage
+ * suites run the platform with its own time-outs, in child processes.
  */
-export const testDatabaseTimeouts = { connectMs: 15_000, statementMs: 30_000 };
+export const testDatabaseTimeouts = { connectMs: 2_500, statementMs: 1_500 };
 
 /** A fresh schema per test database, so test files running in parallel never see each other. */
 async function openPostgresTestDatabase({ migrate: migrated = true } = {}): Promise<TestDatabase> {
