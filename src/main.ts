@@ -61,6 +61,8 @@ async function main(): Promise<void> {
   // unless HOST says otherwise (ADR 0015), and says which at start-up.
   config.host = sandboxHost(env.HOST);
   if (isLoopback(config.host)) {
+    // Only this machine can reach it: a partner signed in may point it at its own local server (ADR 0043).
+    config.sandboxLoopback = true;
     log.info({ host: config.host }, `sandbox mode listens on ${config.host} only (loopback); set HOST to listen elsewhere`);
   } else {
     log.warn(
