@@ -54,6 +54,7 @@ describe('in the sandbox (the platform on loopback alone)', () => {
   beforeAll(async () => {
     own = await ownServer();
     await harness.start({ config: { host: '127.0.0.1', sandboxLoopback: true } });
+    harness.miniapp.on('/complete-order', { code: 'SUCCESS' });
   }, 120_000);
   afterAll(async () => {
     await harness.stop();
@@ -74,6 +75,19 @@ describe('in the sandbox (the platform on loopback alone)', () => {
     expect(own.receivedAt('/mine/create-order-payment')).toHaveLength(1);
     // The simulated host app at the registered URL is no longer asked.
     expect(harness.hostapp.receivedAt('/create-order-payment')).toHaveLength(0);
+
+    // The partner's server reports the outcome (E5); the sandbox's miniapp, its counterpart, still gets E6.
+    const e5 = await harness.call(
+      'completeOrder',
+      { order_payment_id: 'hop_own_server_1', app_id: e1Body().app_id, client_id: HOSTAPP.id, payment_status: 'paid' },
+      { authorization: harness.hostappBasic() },
+    );
+    expect(e5.status).toBe(200);
+    const [e6] = await harness.eventually('E6 at the sandbox miniapp', () => {
+      const received = harness.miniapp.receivedAt('/complete-order');
+      return received.length > 0 && received;
+    });
+    expect(JSON.parse(e6!.body)).toMatchObject({ hostapp_order_payment_id: 'hop_own_server_1', payment_status: 'paid' });
   });
 
   test('by 127.0.0.1 too; another internal address is still refused, saying what the sandbox accepts', async () => {
