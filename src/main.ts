@@ -11,6 +11,7 @@ import type * as SandboxModule from './tools/sandbox/startSandbox.js';
 import type { RunningSandbox } from './tools/sandbox/startSandbox.js';
 import type { RunningPlatform } from './platform/server.js';
 import { openStore } from './platform/store/index.js';
+import { sandboxPinnedIds } from './tools/sandbox/sampleIds.js';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -27,7 +28,11 @@ async function main(): Promise<void> {
 
   // Without the registry path: the sandbox's own configuration, and the database settings of both modes.
   const config = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
-  const store = openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts });
+  const store = openStore(
+    { databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts },
+    // The sandbox gives what the docs' request samples create the ids the samples name (ADR 0043).
+    sandboxMode ? { pinnedIds: sandboxPinnedIds() } : {},
+  );
   // A failure is reported where startPlatform awaits it.
   store.catch(() => undefined);
   const { createLogger, startPlatform } = await import('./platform/server.js');
@@ -56,6 +61,8 @@ async function main(): Promise<void> {
   // unless HOST says otherwise (ADR 0015), and says which at start-up.
   config.host = sandboxHost(env.HOST);
   if (isLoopback(config.host)) {
+    // Only this machine can reach it: a partner signed in may point it at its own local server (ADR 0043).
+    config.sandboxLoopback = true;
     log.info({ host: config.host }, `sandbox mode listens on ${config.host} only (loopback); set HOST to listen elsewhere`);
   } else {
     log.warn(
@@ -98,7 +105,7 @@ function banner(
   const e1 = JSON.stringify({
     app_id: SANDBOX_MINIAPP.appId,
     client_id: SANDBOX_HOSTAPP.clientId,
-    order: { currency: 'VND', amount: '125000', miniapp_order_id: 'ORD-1001' },
+    order: { currency: 'VND', amount: '125000', miniapp_order_id: 'ORD-2001' },
   });
   return `
 Minibridge sandbox (simulated partners; every secret below is sandbox-only)

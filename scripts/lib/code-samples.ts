@@ -3,7 +3,9 @@
  * operation's method and path, its first request example, its required parameters' examples and
  * the credentials its first fillable security requirement asks for. Every sample is addressed to
  * the sandbox that `npm start` runs (sandbox partners and their public sandbox-only secrets), so
- * a reader can paste it as it is; test/contract/code-samples.test.ts runs every one of them.
+ * a reader can paste it as it is: in page order on a fresh sandbox every one succeeds, because
+ * the sandbox gives what the samples create the ids later samples name (ADR 0043), which
+ * test/contract/served-samples.test.ts proves on the served pages.
  *
  * The build adds them to the documents it renders as `x-codeSamples` (curl and TypeScript with
  * the package's own client); the published bundles in generated/openapi/ stay as written.
@@ -55,11 +57,15 @@ const CLIENT_FACTORY: Record<ApiName, string> = {
   miniapp: 'createMiniappClient',
 };
 
-/** The example partners' identifiers, replaced by the sandbox's so that samples run as written. */
+/**
+ * The example partners' identifiers, replaced by the sandbox's so that samples run as written,
+ * except where a sample names the partner an earlier sample on the page created (ADR 0043).
+ */
 const SANDBOX_IDS: Record<string, string> = {
   app_id: SANDBOX_MINIAPP.appId,
   client_id: SANDBOX_HOSTAPP.clientId,
   hostapp_client_id: SANDBOX_HOSTAPP.clientId,
+  partner_id: SANDBOX_HOSTAPP.clientId,
 };
 
 /** One sample per operation the API serves (its `paths`). */
@@ -96,7 +102,8 @@ function sampleOf(api: ApiName, document: OpenApiDocument, operation: Documented
   for (const parameter of parameters) {
     const name = String(parameter.name);
     if (parameter.in !== 'path' && parameter.required !== true) continue;
-    const value = sandboxId(name, parameterExample(document, parameter, `${operation.operationId} ${parameter.in} parameter ${name}`));
+    const example = parameterExample(document, parameter, `${operation.operationId} ${parameter.in} parameter ${name}`);
+    const value = parameter.in === 'path' && namesCreatedResource(document, operation.path, name) ? example : sandboxId(name, example);
     if (parameter.in === 'path') pathValues[name] = value;
     else if (parameter.in === 'query') query[name] = value;
     else if (parameter.in === 'header') headerParameters[name] = value;
@@ -107,7 +114,8 @@ function sampleOf(api: ApiName, document: OpenApiDocument, operation: Documented
   ] as JsonObject | undefined;
   const example = namedExamples(document, media)[0];
   if (media && !example) throw new Error(`${operation.operationId}: the request body has no named example to make a sample from`);
-  const body = example === undefined ? undefined : withSandboxIds(example.value);
+  // A request creating a partner names a new one (the example's), which later samples use.
+  const body = example === undefined ? undefined : createsResource(document, operation) ? example.value : withSandboxIds(example.value);
 
   const credentials = sandboxCredentials(document, operation, body);
   const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(pathValues[name] ?? ''));
@@ -181,6 +189,20 @@ function parameterExample(document: OpenApiDocument, parameter: JsonObject, wher
   const value = parameter.example ?? examples[0] ?? schema.example ?? (schema.examples as unknown[] | undefined)?.[0];
   if (value === undefined) throw new Error(`${where} has no example to make a sample from`);
   return String(value);
+}
+
+/** A POST that answers 201 Created at a collection: it creates what `<path>/{id}` names. */
+function createsResource(document: OpenApiDocument, operation: Pick<DocumentedOperation, 'method' | 'path'>): boolean {
+  if (operation.method.toLowerCase() !== 'post') return false;
+  const post = ((document.paths as JsonObject | undefined)?.[operation.path] as JsonObject | undefined)?.post as JsonObject | undefined;
+  return post !== undefined && '201' in ((post.responses as JsonObject | undefined) ?? {});
+}
+
+/** Whether `{name}` is the id right after a collection whose create sample made it (its example's id, earlier on the page). */
+function namesCreatedResource(document: OpenApiDocument, path: string, name: string): boolean {
+  const marker = `/{${name}}`;
+  const at = path.indexOf(marker);
+  return at > 0 && path.length === at + marker.length && createsResource(document, { method: 'post', path: path.slice(0, at) });
 }
 
 function sandboxId(name: string, value: string): string {

@@ -39,6 +39,12 @@ export interface Config {
   shutdownGraceMs: number;
   /** How long a client may take to send a whole request, headers and body; the contract's `x-request-timeout-ms` (ADR 0015). */
   requestTimeoutMs: number;
+  /**
+   * The platform is the sandbox, listening on loopback alone: partners may register loopback URLs
+   * for their own servers (ADR 0043). Set only by sandbox mode (src/main.ts), never from the
+   * environment, so a deployment cannot turn it on.
+   */
+  sandboxLoopback: boolean;
 }
 
 /** Where the platform listens without PORT. */
@@ -85,6 +91,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     },
     shutdownGraceMs: integer(env.MINIBRIDGE_SHUTDOWN_GRACE_MS, 10_000),
     requestTimeoutMs: integer(env.MINIBRIDGE_REQUEST_TIMEOUT_MS, requestTimeoutMs()),
+    sandboxLoopback: false,
   };
 }
 

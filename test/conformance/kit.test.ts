@@ -2,6 +2,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verify } from '../../src/shipped/conformance/index.js';
 import { BROKEN_SERVERS } from './broken/index.js';
+import { KNOWN_HOSTAPP, KNOWN_MINIAPP, refusesUnknownHostapp, refusesUnknownMiniapp } from './broken/refusesUnknownPartner.js';
 import { HOSTAPP, MINIAPP, referenceHostappRouter, referenceMiniappRouter, serve, type RunningServer } from './reference.js';
 import { failing } from './verdicts.js';
 
@@ -71,6 +72,38 @@ describe('the conformance kit against correct servers', { timeout: 60_000 }, () 
           (result) => result.operationId === 'queryHostappPaymentStatus' && result.check === 'negative' && result.outcome === 'pass',
         ),
       ).toBe(true);
+      // Signed requests: a stale timestamp and a replayed signature are tried on every operation, and refused.
+      for (const check of ['stale-timestamp', 'replay'])
+        for (const operationId of ['createHostappOrderPayment', 'queryHostappPaymentStatus', 'receiveHostappEvent'])
+          expect(report.results.find((result) => result.check === check && result.operationId === operationId)?.outcome).toBe('pass');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a server that knows only its own partners', { timeout: 60_000 }, () => {
+  it('passes with --app-id / --client-id naming them (without, the kit stops with one hint: broken/refusesUnknownPartner.ts)', async () => {
+    const hostapp = await serve(refusesUnknownMiniapp().app);
+    const miniapp = await serve(refusesUnknownHostapp().app);
+    try {
+      expect(failing(await verify({ ...settings('hostapp', hostapp.url), appId: KNOWN_MINIAPP }))).toEqual([]);
+      expect(failing(await verify({ ...settings('miniapp', miniapp.url), clientId: KNOWN_HOSTAPP }))).toEqual([]);
+    } finally {
+      await hostapp.close();
+      await miniapp.close();
+    }
+  });
+
+  it('without signing, the stale-timestamp and replay checks are skipped and say why', async () => {
+    const server = await serve(express().use(referenceMiniappRouter()));
+    try {
+      const report = await verify(settings('miniapp', server.url));
+      for (const check of ['stale-timestamp', 'replay'])
+        expect(report.results.find((result) => result.check === check)).toMatchObject({
+          outcome: 'skip',
+          note: 'requests are not signed (no --signing-secret)',
+        });
     } finally {
       await server.close();
     }

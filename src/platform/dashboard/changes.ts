@@ -25,7 +25,7 @@ type CredentialKind = Schemas['CredentialKind'];
 export const partnerChanges = {
   async updateHostapp(platform: PlatformContext, caller: DashboardCaller, clientId: string, body: Schemas['UpdateHostappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
     return write(platform, async (tx) => {
       const row = await accessible(platform, caller, 'hostapp', clientId, tx);
       const before = { ...(row.settings as HostappSettings), ...lifecycleDefaults(row.settings as Partial<HostappSettings>) };
@@ -33,7 +33,7 @@ export const partnerChanges = {
         ...before,
         ...body,
         urls: { ...before.urls, ...body.urls },
-        internal_urls: internalUrlsAfter(caller, before.internal_urls, body.urls),
+        internal_urls: internalUrlsAfter(caller, before.internal_urls, body.urls, platform.config.sandboxLoopback),
         features: { ...before.features, ...body.features },
         signing: body.signing ?? before.signing,
         ...lifecycleDefaults({ ...before, ...body }),
@@ -45,7 +45,7 @@ export const partnerChanges = {
 
   async updateMiniapp(platform: PlatformContext, caller: DashboardCaller, appId: string, body: Schemas['UpdateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
     const { hostapps, ...fields } = body;
     // Links decide which host apps a miniapp may charge through: an operator's decision, never the miniapp's.
     if (hostapps !== undefined && caller.partner)
@@ -57,7 +57,7 @@ export const partnerChanges = {
         ...before,
         ...fields,
         urls: { ...before.urls, ...fields.urls },
-        internal_urls: internalUrlsAfter(caller, before.internal_urls, fields.urls),
+        internal_urls: internalUrlsAfter(caller, before.internal_urls, fields.urls, platform.config.sandboxLoopback),
         features: { ...before.features, ...fields.features },
         signing: fields.signing ?? before.signing,
       } as MiniappSettings;

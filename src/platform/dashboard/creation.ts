@@ -12,7 +12,7 @@ type Schemas = components['schemas'];
 export const partnerCreation = {
   async createHostapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateHostappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',
@@ -25,7 +25,7 @@ export const partnerCreation = {
       use_access_token: fields.use_access_token ?? false,
       payment_status_method: fields.payment_status_method ?? 'POST',
       urls: fields.urls ?? {},
-      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls)),
+      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls, platform.config.sandboxLoopback)),
       allowed_ips: fields.allowed_ips ?? [],
       signing: { enabled: false },
       features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
@@ -49,7 +49,7 @@ export const partnerCreation = {
   },
   async createMiniapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',
@@ -59,7 +59,7 @@ export const partnerCreation = {
     const settings: MiniappSettings = {
       name: fields.name!,
       urls: fields.urls ?? {},
-      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls)),
+      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls, platform.config.sandboxLoopback)),
       allowed_ips: fields.allowed_ips ?? [],
       signing: { enabled: false },
       features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },

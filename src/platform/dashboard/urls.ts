@@ -1,5 +1,5 @@
 import { ApiError } from '../../contract/errors.js';
-import { internalUrlNames, isInternalHost } from '../outbound/addressPolicy.js';
+import { internalUrlNames, isInternalHost, mayRegisterInternal } from '../outbound/addressPolicy.js';
 import type { DashboardCaller } from './caller.js';
 
 /**
@@ -7,9 +7,10 @@ import type { DashboardCaller } from './caller.js';
  * log, in the clear), and a partner's URL naming a non-public address (ADR 0038: the ranges live
  * in outbound/addressPolicy.ts, shared with the check every partner call makes at connect time).
  * The WHATWG parser has already turned numeric forms (`http://2130706433/`, `0x7f.1`) into dotted
- * quads. Operators may register internal addresses: that is recorded per URL (`internal_urls`).
+ * quads. Operators may register internal addresses, and partners loopback ones in a sandbox on
+ * loopback (`sandboxLoopback`, ADR 0043): that is recorded per URL (`internal_urls`).
  */
-export function checkUrls(caller: DashboardCaller, urls: Record<string, string | undefined> | undefined): void {
+export function checkUrls(caller: DashboardCaller, urls: Record<string, string | undefined> | undefined, sandboxLoopback: boolean): void {
   for (const [name, value] of Object.entries(urls ?? {})) {
     if (value === undefined) continue;
     let url: URL;
@@ -19,29 +20,36 @@ export function checkUrls(caller: DashboardCaller, urls: Record<string, string |
       throw new ApiError('INVALID_REQUEST', `urls.${name} is not a URL`);
     }
     if (url.username || url.password) throw new ApiError('INVALID_REQUEST', `urls.${name} must not hold a user name or password`);
-    if (caller.partner && isInternalHost(url.hostname))
-      throw new ApiError(
-        'INVALID_REQUEST',
-        `urls.${name} names ${url.hostname}, which is not a public address: register the URL the platform reaches over the internet`,
-      );
+    if (isInternalHost(url.hostname) && !mayRegisterInternal(url.hostname, { operator: !caller.partner, sandboxLoopback }))
+      throw new ApiError('INVALID_REQUEST', refusal(name, url.hostname, sandboxLoopback));
   }
 }
 
+/** What a partner refused an internal URL is told: why, and what to do instead. */
+function refusal(name: string, hostname: string, sandboxLoopback: boolean): string {
+  const why = `urls.${name} names ${hostname}, which is not a public address: register the URL the platform reaches over the internet`;
+  return sandboxLoopback
+    ? `${why}, or one on this machine (http://127.0.0.1:<port>/… or http://localhost:<port>/…), which this sandbox accepts`
+    : `${why}. To try a server on your own machine, run the sandbox (npm start, on loopback), which accepts http://127.0.0.1 and localhost URLs; for an internal address here, ask the platform's operator to register the URL as an exception`;
+}
+
 /**
- * The URL names an operator's exception covers after a change of `changed` (ADR 0038): a URL an
- * operator sets on an internal address joins the list, one set elsewhere leaves it, and a URL the
- * partner sets itself always leaves it (the partner's own URLs are reached only at public
- * addresses). Undefined when the list is empty, so partners without an exception keep none.
+ * The URL names an exception covers after a change of `changed` (ADR 0038): a URL an operator
+ * sets on an internal address joins the list, one set elsewhere leaves it, and a URL the partner
+ * sets itself leaves it (the partner's own URLs are reached only at public addresses) unless it is
+ * a loopback URL in a sandbox on loopback (ADR 0043). Undefined when the list is empty, so partners without an exception keep none.
  */
 export function internalUrlsAfter<Name extends string>(
   caller: DashboardCaller,
   before: readonly Name[] | undefined,
   changed: Partial<Record<Name, string>> | undefined,
+  sandboxLoopback: boolean,
 ): Name[] | undefined {
   const names = new Set<Name>(before ?? []);
   const internalNow = new Set(internalUrlNames(changed as Record<string, string | undefined>));
   for (const name of Object.keys(changed ?? {}) as Name[]) {
-    if (!caller.partner && internalNow.has(name)) names.add(name);
+    const hostname = internalNow.has(name) ? new URL(changed![name]!).hostname : undefined;
+    if (hostname !== undefined && mayRegisterInternal(hostname, { operator: !caller.partner, sandboxLoopback })) names.add(name);
     else names.delete(name);
   }
   return names.size > 0 ? [...names].sort() : undefined;

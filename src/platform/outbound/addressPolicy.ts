@@ -86,6 +86,37 @@ export function isInternalHost(hostname: string): boolean {
   return !isPublicAddress(host);
 }
 
+/**
+ * Whether a URL's host is this machine by itself: `localhost`, `*.localhost` or a loopback
+ * address (127.0.0.0/8, ::1, and IPv4-mapped loopback), a final dot ignored.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.+$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  const family = isIP(host);
+  if (family === 0) return false;
+  return loopback.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+const loopback = new BlockList();
+loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+loopback.addAddress('::1', 'ipv6');
+
+/**
+ * Who may register a URL naming an internal address, which the platform then reaches as written
+ * (the URL's name joins the partner's `internal_urls`): an operator, always, as an explicit
+ * exception per URL (ADR 0038); a partner only on loopback, and only when the platform is a
+ * sandbox listening on loopback alone (`sandboxLoopback`), where loopback is the machine of the
+ * partner who runs it (ADR 0043). Everywhere else a partner's URLs are reached at public
+ * addresses only.
+ */
+export function mayRegisterInternal(hostname: string, by: { operator: boolean; sandboxLoopback: boolean }): boolean {
+  return by.operator || (by.sandboxLoopback && isLoopbackHost(hostname));
+}
+
 /** What a refused connection reports: the same words whatever is or is not listening there. */
 export const REFUSED_BY_POLICY =
   'refused by policy: the platform calls partners only at public addresses, and the registered URL does not lead to one';

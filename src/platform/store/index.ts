@@ -7,6 +7,7 @@ import { migrate } from './migrate.js';
 import { createOrderPayments, type OrderPayments } from './orderPayments.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createRateLimitBuckets, type RateLimitBuckets } from './rateLimitBuckets.js';
+import type { PinnedIds } from './pinnedIds.js';
 import { createPartners, type Partners } from './partners.js';
 import { createPaymentRecords, type PaymentRecords } from './paymentRecords.js';
 import { createReconciliation, type Reconciliation } from './reconciliation.js';
@@ -64,7 +65,11 @@ export interface StoreOptions {
   replayPurgeEvery?: number;
   /** Makes the X-Minibridge-Event-Id of each transition's E6 delivery. */
   newEventId?: () => string;
+  /** Ids chosen for given rows instead of random ones (the sandbox's, ADR 0043). */
+  pinnedIds?: PinnedIds;
 }
+
+export type { PinnedIds } from './pinnedIds.js';
 
 export function newEventId(): string {
   return `evt_${randomUUID().replaceAll('-', '')}`;
@@ -75,13 +80,13 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
   const clock = options.clock ?? systemClock;
   return {
     db,
-    orderPayments: createOrderPayments(db, clock, options.newEventId ?? newEventId),
+    orderPayments: createOrderPayments(db, clock, options.newEventId ?? newEventId, options.pinnedIds?.delivery),
     idempotency: createIdempotency(db, clock, options.idempotencyStaleAfterMs ?? reservationStaleAfterMs()),
     outbox: createOutbox(db, clock),
     eventLog: createEventLog(db, clock),
     replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
     rateLimitBuckets: createRateLimitBuckets(db),
-    partners: createPartners(db, clock),
+    partners: createPartners(db, clock, options.pinnedIds?.credential),
     reconciliation: createReconciliation(db, clock),
     paymentRecords: createPaymentRecords(db),
     async ping() {

@@ -5,6 +5,7 @@ import { batched, e1WriteBatching, inRounds } from './batch.js';
 import { batchingFor, type Db } from './db.js';
 import type { Reservation } from './idempotency.js';
 import { deliveryColumns, deliveryFromRow } from './outbox.js';
+import type { PinnedIds } from './pinnedIds.js';
 import type { Clock } from './time.js';
 
 type PaymentStatus = components['schemas']['PaymentStatus'];
@@ -264,7 +265,12 @@ interface ApplyRequest {
   body: string;
 }
 
-export function createOrderPayments(db: Db, clock: Clock, newEventId: () => string): OrderPayments {
+export function createOrderPayments(
+  db: Db,
+  clock: Clock,
+  newEventId: () => string,
+  pinnedDeliveryId?: PinnedIds['delivery'],
+): OrderPayments {
   const readBatched = batched<OrderPaymentRef, OrderPaymentRow | null>(
     async (refs) => {
       const rows = await db.query<OrderPaymentRow & { idx: number }>(readStatement, [
@@ -296,7 +302,7 @@ export function createOrderPayments(db: Db, clock: Clock, newEventId: () => stri
               from_status: current.payment_status,
               from_custom: current.custom_attributes,
               source: request.source,
-              delivery_id: randomUUID(),
+              delivery_id: pinnedDeliveryId?.(request) ?? randomUUID(),
               event_id: newEventId(),
             }).slice(0, -1)},"body":${body}}`,
         )

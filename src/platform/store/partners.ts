@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/types/platform.js';
 import type { Db, Queryable } from './db.js';
 import { InvalidCursorError } from './outbox.js';
+import type { PinnedIds } from './pinnedIds.js';
 import type { Clock } from './time.js';
 
 export type PartnerKind = 'hostapp' | 'miniapp';
@@ -52,7 +53,7 @@ const cursorPattern = /^[1-9]\d{0,18}$/;
  * NOTIFY commit together; `announce` inside the transaction is delivered to the other instances
  * only on commit.
  */
-export function createPartners(db: Db, clock: Clock) {
+export function createPartners(db: Db, clock: Clock, pinnedCredentialId?: PinnedIds['credential']) {
   const partnerColumns = 'partner_type, partner_id, settings, import_digest, created_at, updated_at';
   const credentialColumns =
     'credential_id::text AS credential_id, partner_type, partner_id, kind, verifier, sealed, origin, created_at, revoked_at';
@@ -169,12 +170,15 @@ export function createPartners(db: Db, clock: Clock) {
     },
 
     async insertCredential(q: Queryable, row: Omit<CredentialRow, 'credential_id' | 'created_at' | 'revoked_at'>): Promise<CredentialRow> {
-      const [inserted] = await q.query<CredentialRow>(
-        `INSERT INTO partner_credentials (credential_id, partner_type, partner_id, kind, verifier, sealed, origin, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${credentialColumns}`,
-        [randomUUID(), row.partner_type, row.partner_id, row.kind, row.verifier, row.sealed, row.origin, clock()],
-      );
-      return inserted!;
+      const insert = (id: string) =>
+        q.query<CredentialRow>(
+          `INSERT INTO partner_credentials (credential_id, partner_type, partner_id, kind, verifier, sealed, origin, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (credential_id) DO NOTHING RETURNING ${credentialColumns}`,
+          [id, row.partner_type, row.partner_id, row.kind, row.verifier, row.sealed, row.origin, clock()],
+        );
+      const pinned = pinnedCredentialId?.(row);
+      const [inserted] = pinned === undefined ? [] : await insert(pinned);
+      return inserted ?? (await insert(randomUUID()))[0]!;
     },
 
     /** Revokes and erases the sealed secret; the verifier stays for the record. */

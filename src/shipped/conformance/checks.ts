@@ -4,7 +4,18 @@ import type { Exchange } from './exchange.js';
 import type { Rules } from './targets.js';
 
 /** The checks, in report order. */
-export const CHECKS = ['status', 'content-type', 'schema', 'positive', 'negative', 'auth', 'idempotency', 'expiry'] as const;
+export const CHECKS = [
+  'status',
+  'content-type',
+  'schema',
+  'positive',
+  'negative',
+  'auth',
+  'stale-timestamp',
+  'replay',
+  'idempotency',
+  'expiry',
+] as const;
 export type CheckName = (typeof CHECKS)[number];
 
 export const CHECK_DESCRIPTIONS: Record<CheckName, string> = {
@@ -14,6 +25,9 @@ export const CHECK_DESCRIPTIONS: Record<CheckName, string> = {
   positive: 'documented examples and boundary values (String(n) at n, 20-digit decimals as string and number) are accepted',
   negative: 'a missing required field, a wrong type and each limit + 1 are refused with an error_code',
   auth: 'a missing or wrong Authorization, or a wrong Standard Webhooks signature (webhook-signature), is refused, never served as a success',
+  'stale-timestamp':
+    'with request signing: a request signed correctly but timestamped outside the replay window (x-replay-window-seconds) is refused',
+  replay: 'with request signing: a signed request accepted once and sent again byte for byte (the same signature) is refused',
   idempotency:
     'the same event delivered twice (same X-Minibridge-Event-Id) gets the same successful answer; E3 gives the same miniapp_order_id the same order_payment_id, and another one another',
   expiry:

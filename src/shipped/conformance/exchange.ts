@@ -42,9 +42,9 @@ export class Signer {
    * Both schemes, as Minibridge signs until the deprecated one's sunset. `messageId` is the
    * `webhook-id` (the event id for E6 and E7, the same on a duplicate delivery).
    */
-  sign(signedText: string, options: { secrets?: readonly string[]; messageId?: string } = {}): Record<string, string> {
+  sign(signedText: string, options: { secrets?: readonly string[]; messageId?: string; secondsAgo?: number } = {}): Record<string, string> {
     const secrets = options.secrets ?? this.secrets;
-    let now = Math.floor(Date.now() / 1000);
+    let now = Math.floor(Date.now() / 1000) - (options.secondsAgo ?? 0);
     const key = (at: number) => createHash('sha256').update(`${at}.${signedText}.${secrets.join()}`).digest('hex');
     while (this.used.has(key(now))) now += 1;
     this.used.add(key(now));

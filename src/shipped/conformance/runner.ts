@@ -17,6 +17,7 @@ import {
   type Verdict,
 } from './checks.js';
 import { send, Signer, type Exchange, type SentRequest } from './exchange.js';
+import { replayWindowSeconds } from '../../wire/signing.js';
 import { dotted, getAt, hasAt, withValueAt, type JsonPath } from '../../contract/jsonPath.js';
 import { preflightStop, type Probe } from './preflight.js';
 import { requestShape, type RequestShape } from './requestShape.js';
@@ -62,7 +63,7 @@ export interface VerifyReport {
   stopped?: string;
 }
 
-type Category = 'preflight' | 'positive' | 'negative' | 'auth' | 'idempotency' | 'expiry';
+type Category = 'preflight' | 'positive' | 'negative' | 'auth' | 'stale-timestamp' | 'replay' | 'replayed' | 'idempotency' | 'expiry';
 
 interface Sent {
   category: Category;
@@ -71,8 +72,14 @@ interface Sent {
   requestCase?: RequestCase;
 }
 
-/** `bad-webhook-signature`: the deprecated X-Minibridge-* headers right, webhook-signature made with another secret. */
-type AuthVariant = 'good' | 'missing' | 'wrong' | 'bad-signature' | 'bad-webhook-signature';
+/**
+ * `bad-webhook-signature`: the deprecated X-Minibridge-* headers right, webhook-signature made with
+ * another secret. `stale`: signed right, but timestamped outside the replay window.
+ */
+type AuthVariant = 'good' | 'missing' | 'wrong' | 'bad-signature' | 'bad-webhook-signature' | 'stale';
+
+/** How far outside the replay window the stale-timestamp check's timestamp lies: clearly stale on any clock. */
+const STALE_BEYOND_WINDOW_SECONDS = 120;
 
 const PLATFORM_TIMEOUT_MS = 15_000;
 
@@ -125,7 +132,11 @@ class Run {
 
   private sends(category: Category): boolean {
     const only = this.options.only;
-    return !only || !(['positive', 'negative', 'auth', 'idempotency', 'expiry'] as string[]).includes(only) || only === category;
+    return (
+      !only ||
+      !(['positive', 'negative', 'auth', 'stale-timestamp', 'replay', 'idempotency', 'expiry'] as string[]).includes(only) ||
+      only === category
+    );
   }
 
   /**
@@ -184,6 +195,38 @@ class Run {
         probes.push(['bad-webhook-signature', 'webhook-signature made with another secret, the deprecated X-Minibridge-Signature right']);
       }
       for (const [variant, label] of probes) await attempt('auth', { ...example, label }, variant);
+    }
+    // With signing on, a receiver refuses what an eavesdropper could send again (ADR 0004, ADR 0038):
+    // a request timestamped outside the window, and a request it already accepted, byte for byte.
+    const signed = this.signer !== undefined && shape.carrier !== 'none';
+    if (signed && this.sends('stale-timestamp'))
+      await attempt(
+        'stale-timestamp',
+        {
+          ...example,
+          label: `signed right, timestamped ${replayWindowSeconds() + STALE_BEYOND_WINDOW_SECONDS} s ago (the window is ${replayWindowSeconds()} s)`,
+        },
+        'stale',
+      );
+    const replays: Array<{ original: Exchange; again: Exchange }> = [];
+    if (signed && this.sends('replay')) {
+      try {
+        const value = await this.bind(target, example, 'positive');
+        const request = this.request(target, shape, value, 'good', this.unique('evt'), 1);
+        const original = await send(request, this.sendOptions(target));
+        const again = await send(request, this.sendOptions(target));
+        replays.push({ original, again });
+        sent.push(
+          { category: 'replayed', label: 'a signed request, sent once', exchange: original },
+          { category: 'replay', label: 'the same signed request sent again, byte for byte', exchange: again },
+        );
+      } catch (error) {
+        unprepared.push({
+          category: 'replay',
+          label: 'a replayed request',
+          reason: `could not prepare the request: ${(error as Error).message}`,
+        });
+      }
     }
     const duplicates: Array<{ first: Exchange; second: Exchange }> = [];
     if (this.sends('idempotency') && target.duplicateDelivery) {
@@ -301,7 +344,31 @@ class Run {
       await judge('positive', of('positive'), (exchange) => acceptedVerdict(exchange, target.rules), true),
       await judge('negative', of('negative'), (exchange) => refusedVerdict(exchange, target.rules), true),
       await judge('auth', of('auth'), (exchange) => refusedVerdict(exchange, target.rules)),
+      await judge('stale-timestamp', of('stale-timestamp'), (exchange) => refusedVerdict(exchange, target.rules)),
     ];
+    const replay = result('replay', target, 0, []);
+    for (const { original, again } of replays) {
+      // Only a copy of a request that was accepted says anything about replays.
+      const refusedFirst = acceptedVerdict(original, target.rules);
+      if (refusedFirst) {
+        addNote(replay, `the request to replay was not accepted (${refusedFirst})`);
+        continue;
+      }
+      replay.requests += 1;
+      const reason = refusedVerdict(again, target.rules);
+      if (reason) replay.failures.push(failure('the same signed request sent again, byte for byte', `the replay was ${reason}`, again));
+    }
+    replay.outcome = replay.failures.length > 0 ? 'fail' : replay.requests > 0 ? 'pass' : 'skip';
+    results.push(
+      withUnprepared(
+        replay,
+        unprepared.filter((entry) => entry.category === 'replay'),
+      ),
+    );
+    for (const check of ['stale-timestamp', 'replay'] as const) {
+      const entry = results.find((found) => found.check === check)!;
+      if (!signed && entry.outcome === 'skip') addNote(entry, 'requests are not signed (no --signing-secret)');
+    }
     const idempotency = result('idempotency', target, duplicates.length * 2, []);
     for (const { first, second } of duplicates) {
       const reason = duplicateVerdict(first, second, target.rules);
@@ -417,6 +484,8 @@ class Run {
       const messageId = headers['X-Minibridge-Event-Id'];
       const otherSecret = [`not-${this.token}-secret`];
       if (variant === 'bad-signature') Object.assign(headers, this.signer.sign(signed, { secrets: otherSecret, messageId }));
+      else if (variant === 'stale')
+        Object.assign(headers, this.signer.sign(signed, { messageId, secondsAgo: replayWindowSeconds() + STALE_BEYOND_WINDOW_SECONDS }));
       else if (variant === 'bad-webhook-signature') {
         const wrong = this.signer.sign(signed, { secrets: otherSecret, messageId });
         Object.assign(headers, this.signer.sign(signed, { messageId }), {

@@ -139,9 +139,34 @@ function userHeader(value: unknown): Record<string, string> {
   return typeof user === 'string' ? { 'X-User-ID': encodeUserIdHeader(user) } : {};
 }
 
+/**
+ * The other party a partner's requests name (the miniapp for a host app, the host app for a
+ * miniapp): the flag that sets it, and the id sent, the contract's example unless given.
+ */
+export function otherParty(settings: TargetSettings): { flag: string; field: string; id: string; given: boolean } | undefined {
+  switch (settings.subject) {
+    case 'hostapp':
+      return {
+        flag: '--app-id',
+        field: 'app_id',
+        id: settings.appId ?? exampleValue('createHostappOrderPayment', ['app_id']),
+        given: settings.appId !== undefined,
+      };
+    case 'miniapp':
+      return {
+        flag: '--client-id',
+        field: 'client_id',
+        id: settings.clientId ?? exampleValue('receiveOrderCompletion', ['hostapp_client_id']),
+        given: settings.clientId !== undefined,
+      };
+    case 'platform':
+      return undefined;
+  }
+}
+
 function hostappTargets(settings: TargetSettings, tools: TargetTools): OperationTarget[] {
   const { id, secret } = settings.credentials;
-  const appId = settings.appId ?? exampleValue('createHostappOrderPayment', ['app_id']);
+  const appId = otherParty(settings)!.id;
   const common = {
     rules: 'partner' as const,
     ...authorizations((key) => prefixedAuthorization(settings.tokenPrefix, id, key), secret),
@@ -181,7 +206,7 @@ function hostappTargets(settings: TargetSettings, tools: TargetTools): Operation
 
 function miniappTargets(settings: TargetSettings, tools: TargetTools): OperationTarget[] {
   const { id, secret } = settings.credentials;
-  const clientId = settings.clientId ?? exampleValue('receiveOrderCompletion', ['hostapp_client_id']);
+  const clientId = otherParty(settings)!.id;
   const common = {
     rules: 'partner' as const,
     ...authorizations((key) => basicAuthorization(id, key), secret),

@@ -52,6 +52,8 @@ export interface SandboxHostappOptions {
   autoConfirmMs?: number;
   /** The miniapp page the browser simulator opens when given none (the sandbox's demo miniapp). */
   defaultMiniappUrl?: () => string | undefined;
+  /** The order_payment_id a new order gets instead of a random one, when it has one (the samples' order, ADR 0043). */
+  pinnedOrderPaymentId?: (appId: string, miniappOrderId: string | undefined) => string | undefined;
   logger: PartnerKitLogger;
 }
 
@@ -184,8 +186,9 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
           return { order_payment_id: known };
         }
         const now = new Date().toISOString();
+        const pinned = options.pinnedOrderPaymentId?.(app_id, order.miniapp_order_id);
         const payment: SandboxPayment = {
-          order_payment_id: newOrderPaymentId(),
+          order_payment_id: pinned !== undefined && !payments.has(pinned) ? pinned : newOrderPaymentId(),
           app_id,
           client_id: options.clientId,
           ...(order.miniapp_order_id !== undefined && { miniapp_order_id: order.miniapp_order_id }),

@@ -3,6 +3,7 @@ import type { RegistryFile } from '../../platform/registry/loadRegistry.js';
 import { createSandboxHostapp, type SandboxHostapp } from './sandboxHostapp.js';
 import { listen, type Listening } from './http.js';
 import { createSandboxMiniapp, type MiniappReceived } from './sandboxMiniapp.js';
+import { sampleIds } from './sampleIds.js';
 import sandboxRegistryFile from './registry.json' with { type: 'json' };
 
 /** The checked-in sandbox registry (src/tools/sandbox/registry.json), for the default ports. */
@@ -90,6 +91,9 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     platformUrl,
     autoConfirmMs: options.autoConfirmMs,
     defaultMiniappUrl: () => demoMiniappUrl,
+    // The docs' E1 sample creates the payment the other samples name (ADR 0043).
+    pinnedOrderPaymentId: (appId, miniappOrderId) =>
+      appId === SANDBOX_MINIAPP.appId && miniappOrderId === sampleIds().miniappOrderId ? sampleIds().orderPaymentId : undefined,
     logger,
   });
   const miniapp = createSandboxMiniapp({

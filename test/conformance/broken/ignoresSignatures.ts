@@ -10,6 +10,14 @@ export function ignoresSignatures(): BrokenServer {
     subject: 'miniapp',
     app,
     signingSecrets: ['conformance-signing-secret'],
-    catches: ['auth receiveOrderCompletion', 'auth receiveMiniappEvent'],
+    // Ignoring signatures, it also takes a stale one and a replayed one.
+    catches: [
+      'auth receiveOrderCompletion',
+      'auth receiveMiniappEvent',
+      'stale-timestamp receiveOrderCompletion',
+      'stale-timestamp receiveMiniappEvent',
+      'replay receiveOrderCompletion',
+      'replay receiveMiniappEvent',
+    ],
   };
 }

@@ -18,6 +18,9 @@ import { reusesOrderPaymentId } from './reusesOrderPaymentId.js';
 import { verifiesOnlyDeprecatedSignature } from './verifiesOnlyDeprecatedSignature.js';
 import { refusesEveryCredential } from './refusesEveryCredential.js';
 import { ignoresExpiry } from './ignoresExpiry.js';
+import { acceptsReplayedSignature } from './acceptsReplayedSignature.js';
+import { acceptsStaleTimestamp } from './acceptsStaleTimestamp.js';
+import { refusesUnknownHostapp, refusesUnknownMiniapp } from './refusesUnknownPartner.js';
 
 export type { BrokenServer } from './brokenServer.js';
 
@@ -37,4 +40,8 @@ export const BROKEN_SERVERS: Array<() => BrokenServer> = [
   verifiesOnlyDeprecatedSignature,
   refusesEveryCredential,
   ignoresExpiry,
+  acceptsReplayedSignature,
+  acceptsStaleTimestamp,
+  refusesUnknownMiniapp,
+  refusesUnknownHostapp,
 ];
