@@ -75,12 +75,12 @@ describe('request samples in the references', () => {
   it('the TypeScript samples, run with tsx, reach their operation in the sandbox', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'minibridge-samples-'));
     try {
-      const entry = pathToImport(path.join(repoRoot, 'src', 'index.ts'));
+      const entry = pathToImport(path.join(repoRoot, 'src', 'shipped', 'clients', 'index.ts'));
       const files: string[] = [];
       for (const sample of samples) {
         const file = path.join(dir, `${sample.api}-${sample.operationId}.mts`);
-        // The package's name resolves to this checkout's source (the package test installs the tarball).
-        await writeFile(file, retarget(sample.typescript, sample.api).replace(`from 'minibridge'`, `from '${entry}'`));
+        // The client package's name resolves to this checkout's source (the package test installs the tarball).
+        await writeFile(file, retarget(sample.typescript, sample.api).replace(`from '@minibridge/client'`, `from '${entry}'`));
         files.push(file);
       }
       // One process runs them all, one after the other, each announced on its own line.
