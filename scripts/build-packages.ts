@@ -24,8 +24,12 @@ export interface PackageBuild {
   copies: Array<[string, string]>;
 }
 
-/** The contract's bundled documents where src/contract/documents.ts finds them from a package's dist/. */
+/**
+ * The contract's bundled documents where src/contract/documents.ts finds them from a package's
+ * dist/; the code reads the JSON form only (the YAML form is @minibridge/contract's to export).
+ */
 const documents: [string, string] = ['generated/openapi', 'generated/openapi'];
+const codeReadsJsonOnly = (file: string) => !file.endsWith('.yaml');
 
 export const PACKAGES: Record<string, PackageBuild> = {
   contract: {
@@ -81,7 +85,10 @@ export async function buildPackage(name: string): Promise<void> {
     const host = { getCanonicalFileName: (file: string) => file, getCurrentDirectory: () => repoRoot, getNewLine: () => '\n' };
     throw new Error(`${name}: ${ts.formatDiagnostics(diagnostics, host)}`);
   }
-  for (const [from, to] of build.copies) await cp(path.join(repoRoot, from), path.join(dist, to), { recursive: true });
+  for (const copy of build.copies) {
+    const [from, to] = copy;
+    await cp(path.join(repoRoot, from), path.join(dist, to), { recursive: true, ...(copy === documents && { filter: codeReadsJsonOnly }) });
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
