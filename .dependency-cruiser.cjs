@@ -80,7 +80,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(generated|node_modules)/' },
+    exclude: { path: '^(generated|node_modules)/|^src/shipped/[^/]+/dist/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: {

@@ -1,6 +1,7 @@
 /**
- * Compiles src/ and generated/types/ into dist/ for the package exports. Part of `npm run build`;
- * alone it is the package's `prepack`, so `npm pack` and `npm publish` always ship a fresh dist/
+ * Compiles src/ and generated/types/ into dist/, the compiled platform `npm start` runs (ADR 0034).
+ * Part of `npm run build` and of the root's `prepare`; the packages partners install are built by
+ * build-packages.ts (ADR 0042). Always a fresh dist/
  * built from the committed generated/ tree.
  */
 import { cp, rm, writeFile } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * npm run build: regenerates generated/ from openapi/ and docs/guides/, type-checks everything,
- * then compiles src/ and generated/types/ into dist/ for the package exports.
+ * then compiles src/ and generated/types/ into dist/ for `npm start`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -349,14 +349,15 @@ export interface components {
         PaymentFailReason: string;
         /**
          * PaymentStatusReport
-         * @description The fields of a payment status report, shared by E2 (platform) and E4 (host app). Which are
-         *     required differs: see `GetPaymentStatusResponse` and `HostappPaymentStatusResponse`.
+         * @description The fields of a payment status report, shared by E2 (platform) and E4 (host app): both answer
+         *     with the payment's identity and its `payment_status`; an E4 that cannot report answers with
+         *     `error_code` instead (`HostappPaymentStatusResponse`), never with a report missing them.
          */
         PaymentStatusReport: {
-            order_payment_id?: components["schemas"]["OrderPaymentId"];
-            app_id?: components["schemas"]["AppId"];
-            client_id?: components["schemas"]["ClientId"];
-            payment_status?: components["schemas"]["PaymentStatus"];
+            order_payment_id: components["schemas"]["OrderPaymentId"];
+            app_id: components["schemas"]["AppId"];
+            client_id: components["schemas"]["ClientId"];
+            payment_status: components["schemas"]["PaymentStatus"];
             payment_fail_reason?: components["schemas"]["PaymentFailReason"];
         };
         /**

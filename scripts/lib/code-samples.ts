@@ -47,7 +47,7 @@ export interface CodeSample {
   operationId: string;
   request: SampleRequest;
   curl: string;
-  /** A module: imports from 'minibridge', prints `<status> <JSON answer>`. */
+  /** A module: imports from '@minibridge/client' (ADR 0042), prints `<status> <JSON answer>`. */
   typescript: string;
 }
 
@@ -265,7 +265,7 @@ function typescriptOf(api: ApiName, operation: DocumentedOperation, parts: Types
       ? `client.${operation.method}('${operation.path}', {\n  ${options.map((option) => option.replace(/\n/g, '\n  ')).join(',\n  ')},\n})`
       : `client.${operation.method}('${operation.path}')`;
   return [
-    `import { ${factory} } from 'minibridge';`,
+    `import { ${factory} } from '@minibridge/client';`,
     '',
     `const client = ${factory}({`,
     `  baseUrl: '${SANDBOX_ORIGINS[api]}',`,

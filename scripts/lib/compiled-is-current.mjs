@@ -17,8 +17,10 @@ export function sourcesDigest(root) {
     const entries = readdirSync(path, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const child = join(path, entry.name);
-      if (entry.isDirectory()) add(child);
-      else
+      // A package's build output (src/shipped/<package>/dist/, ADR 0042) is not a source of dist/.
+      if (entry.isDirectory()) {
+        if (entry.name !== 'dist' && entry.name !== 'node_modules') add(child);
+      } else
         hash
           .update(`${relative(root, child)}\0`)
           .update(readFileSync(child))

@@ -14,12 +14,16 @@ export interface OpenApiDocument extends JsonObject {
   components: Record<string, Record<string, JsonObject>>;
 }
 
-/** The folder holding package.json, found from this module whether it runs from src/ or dist/. */
+/**
+ * The folder holding the bundled documents (`generated/openapi/`), found from this module whether
+ * it runs from src/, from the platform's dist/ (the repository) or from a package's dist/, where
+ * the package build puts the documents beside the compiled code (ADR 0042).
+ */
 export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) || !existsSync(join(dir, 'openapi'))) {
+  while (!existsSync(join(dir, 'generated', 'openapi'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find the minibridge package root');
+    if (parent === dir) throw new Error('cannot find the contract documents (generated/openapi/) above this module');
     dir = parent;
   }
   return dir;

@@ -199,12 +199,15 @@ describe('the request samples on the served reference pages, on a fresh npm star
     const samples = await servedSamples(sandbox);
     const dir = await mkdtemp(path.join(tmpdir(), 'minibridge-samples-'));
     try {
-      const entry = path.join(repoRoot, 'src', 'index.ts').split(path.sep).join('/');
+      const entry = path.join(repoRoot, 'src', 'shipped', 'clients', 'index.ts').split(path.sep).join('/');
       const files: string[] = [];
       for (const [index, sample] of samples.entries()) {
         const file = path.join(dir, `${String(index).padStart(2, '0')}-${sample.page}-${sample.operationId}.mts`);
-        // The package's name resolves to this checkout's source (test/package installs the tarball).
-        await writeFile(file, retarget(sample.typescript, sandbox).replace(`from 'minibridge'`, `from '${entry}'`));
+        // The client package's name resolves to this checkout's source (test/package installs the tarball).
+        const source = retarget(sample.typescript, sandbox);
+        if (!source.includes(`from '@minibridge/client'`))
+          throw new Error(`${sample.operationId}: the sample no longer imports @minibridge/client`);
+        await writeFile(file, source.replace(`from '@minibridge/client'`, `from '${entry}'`));
         files.push(file.split(path.sep).join('/'));
       }
       // One process runs them one after the other, each announced on its own line.

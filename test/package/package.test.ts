@@ -1,136 +1,394 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMock, type MockServer } from '../../scripts/mock/server.js';
 import { repoRoot } from '../../scripts/lib/paths.js';
+import { HOSTAPP, referenceHostappRouter, serve, type RunningServer } from '../conformance/reference.js';
 
-// The package as a partner gets it: `npm pack` (its prepack compiles dist/), installed from the
-// tarball into a fresh project, type-checked with `tsc --strict` and no skipLibCheck, then run:
-// the README's imports (the client, the generated types, the bundled contract, the SDK) and an
-// E1 with credentials against the platform's contract mock. npm may fetch the package's
-// dependencies from the registry (the local cache first); packing and installing take minutes
-// on a busy machine, hence the long time-outs.
+// The packages as partners get them (ADR 0042): `npm pack` of every workspace (each package's
+// prepack compiles its dist/), each tarball installed alone into a fresh project, the project
+// type-checked with `strict` and WITHOUT skipLibCheck, then run: the client calls E1 on the
+// platform's contract mock, the partner kit serves E4, the SDK's miniapp side talks to its host
+// side, the installed `minibridge verify` passes a conforming host app. Footprints are read with
+// `npm ls --omit=dev --all`. npm installs from its cache first (--prefer-offline) and may fetch
+// from the registry; the time-outs bound a busy machine, no assertion is about time.
 
 const run = promisify(execFile);
-const PACK_AND_INSTALL_MS = 600_000;
+const NPM_MS = 300_000;
+const npmEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+const tsc = path.join(repoRoot, 'node_modules', '.bin', 'tsc');
+
+interface Manifest {
+  name: string;
+  version: string;
+  license?: string;
+  private?: boolean;
+  types?: string;
+  bin?: Record<string, string>;
+  exports: Record<string, string | { types: string; import: string }>;
+  scripts?: Record<string, string>;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+interface Packed {
+  tarball: string;
+  /** Paths inside the tarball, without the leading `package/`. */
+  files: string[];
+  manifest: Manifest;
+}
+
+const NAMES = ['@minibridge/contract', '@minibridge/client', '@minibridge/partner-kit', '@minibridge/sdk', '@minibridge/verify'] as const;
+type PackageName = (typeof NAMES)[number];
 
 let workDir: string;
-let consumerDir: string;
+const packed = new Map<PackageName, Packed>();
 let mock: MockServer;
+let hostapp: RunningServer;
 
-/** The consumer's code, written as the README shows it. */
-const consumerSource = `import { createPlatformClient, MinibridgeSdk, parseLossless } from 'minibridge';
-import type { PlatformApi } from 'minibridge';
-import platform from 'minibridge/openapi/platform.json' with { type: 'json' };
+/** The version the repository installed, so the consumer's npm finds it in the cache. */
+async function installedVersion(name: string): Promise<string> {
+  return (JSON.parse(await readFile(path.join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
 
-type CreateOrderPaymentRequest = PlatformApi.components['schemas']['CreateOrderPaymentRequest'];
+/** A fresh strict TypeScript project with `tarball` (and `extra` packages) installed. */
+async function consumer(name: string, tarball: string, source: string, extra: string[] = []): Promise<string> {
+  const dir = path.join(workDir, name);
+  await mkdir(dir);
+  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module' }, null, 2));
+  const compilerOptions = {
+    strict: true,
+    skipLibCheck: false,
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    resolveJsonModule: true,
+    outDir: 'out',
+  };
+  await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }, null, 2));
+  await writeFile(path.join(dir, 'consumer.ts'), source);
+  await run('npm', ['install', '--prefer-offline', tarball], { cwd: dir, env: npmEnv, timeout: NPM_MS, maxBuffer: 16 * 1024 * 1024 });
+  if (extra.length > 0) {
+    await run('npm', ['install', '--prefer-offline', '--save-dev', ...extra], { cwd: dir, env: npmEnv, timeout: NPM_MS });
+  }
+  const compiled = await run(tsc, ['-p', 'tsconfig.json'], { cwd: dir, timeout: 300_000 }).catch((error: { stdout?: string }) => ({
+    stdout: `tsc failed:\n${error.stdout ?? String(error)}`,
+  }));
+  expect(compiled.stdout).toBe('');
+  return dir;
+}
 
-const [baseUrl] = process.argv.slice(2);
-if (!baseUrl) throw new Error('usage: node consumer.js <platform url>');
+/** What `node out/consumer.js` prints, as JSON. */
+async function runConsumer(dir: string, args: string[] = []): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, [path.join('out', 'consumer.js'), ...args], { cwd: dir, timeout: 120_000 });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
 
-const client = createPlatformClient({ baseUrl, credentials: { scheme: 'basic', id: 'ma_7f3c2a', secret: 'the-miniapp-secret' } });
-const body: CreateOrderPaymentRequest = {
+/** Every package the consumer's production tree holds, as `name` (from `npm ls --omit=dev --all`). */
+async function productionTree(dir: string): Promise<string[]> {
+  const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--json'], { cwd: dir, env: npmEnv, timeout: 120_000 });
+  const names = new Set<string>();
+  const walk = (dependencies: Record<string, { dependencies?: Record<string, unknown> }> | undefined) => {
+    for (const [name, node] of Object.entries(dependencies ?? {})) {
+      names.add(name);
+      walk(node.dependencies as Record<string, { dependencies?: Record<string, unknown> }> | undefined);
+    }
+  };
+  walk((JSON.parse(stdout) as { dependencies?: Record<string, { dependencies?: Record<string, unknown> }> }).dependencies);
+  return [...names].sort();
+}
+
+/** The package's own runtime dependencies and theirs, read from the repository's install. */
+async function closure(names: string[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const visit = async (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const manifest = JSON.parse(await readFile(path.join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as Manifest;
+    for (const dependency of Object.keys(manifest.dependencies ?? {})) await visit(dependency);
+  };
+  for (const name of names) await visit(name);
+  return [...seen].sort();
+}
+
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(tmpdir(), 'minibridge-packages-'));
+  const tarballs = path.join(workDir, 'tarballs');
+  await mkdir(tarballs);
+  await run('npm', ['pack', '--workspaces', '--pack-destination', tarballs], {
+    cwd: repoRoot,
+    env: npmEnv,
+    timeout: NPM_MS,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  for (const file of await readdir(tarballs)) {
+    const tarball = path.join(tarballs, file);
+    const listing = (await run('tar', ['-tzf', tarball], { maxBuffer: 16 * 1024 * 1024 })).stdout;
+    const manifest = JSON.parse((await run('tar', ['-xzOf', tarball, 'package/package.json'])).stdout) as Manifest;
+    const files = listing
+      .split('\n')
+      .filter(Boolean)
+      .map((entry) => entry.replace(/^package\//, ''));
+    packed.set(manifest.name as PackageName, { tarball, files, manifest });
+  }
+  mock = await startMock('platform', 0, { log: () => {} });
+  hostapp = await serve(express().use(referenceHostappRouter()));
+}, NPM_MS * 2);
+
+afterAll(async () => {
+  await mock?.close();
+  await hostapp?.close();
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+function pack(name: PackageName): Packed {
+  const found = packed.get(name);
+  if (!found) throw new Error(`npm pack made no ${name}`);
+  return found;
+}
+
+describe('the packages partners install', () => {
+  it('are one per audience, each licensed, documented, public, and shipping every file its exports, types and bin name', () => {
+    expect([...packed.keys()].sort()).toEqual([...NAMES].sort());
+    for (const name of NAMES) {
+      const { manifest, files } = pack(name);
+      expect(manifest.license, name).toBe('Apache-2.0');
+      expect(manifest.private, name).toBeUndefined();
+      expect(files, name).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE']));
+      // No install-time script: nothing runs on a partner's machine, and prepack never runs from a tarball.
+      expect(
+        Object.keys(manifest.scripts ?? {}).filter((script) => /install|prepare/.test(script)),
+        name,
+      ).toEqual([]);
+      // Compiled JS and declarations only: no TypeScript sources, no tests.
+      expect(
+        files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')),
+        name,
+      ).toEqual([]);
+      const targets = [
+        manifest.types!,
+        ...Object.values(manifest.bin ?? {}),
+        ...Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : [target.types, target.import])),
+      ];
+      for (const target of targets) {
+        const pattern = new RegExp(
+          `^${target
+            .replace(/^\.\//, '')
+            .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+            .replace('*', '.+')}$`,
+        );
+        expect(
+          files.some((file) => pattern.test(file)),
+          `${name}: ${target}`,
+        ).toBe(true);
+      }
+    }
+  });
+
+  it(
+    '@minibridge/contract: the bundled documents and the generated types, with no dependencies',
+    async () => {
+      const { tarball, manifest, files } = pack('@minibridge/contract');
+      expect(manifest.dependencies).toBeUndefined();
+      expect(files).toEqual(
+        expect.arrayContaining(['dist/openapi/platform.json', 'dist/openapi/hostapp.yaml', 'dist/generated/types/miniapp.d.ts']),
+      );
+      const dir = await consumer(
+        'contract',
+        tarball,
+        `import type { PlatformApi, HostappApi } from '@minibridge/contract';
+import type { paths } from '@minibridge/contract/types/hostapp';
+import platform from '@minibridge/contract/openapi/platform.json' with { type: 'json' };
+
+type E2Answer = PlatformApi.components['schemas']['GetPaymentStatusResponse'];
+type E4Report = HostappApi.components['schemas']['HostappPaymentStatusReport'];
+type E4Path = keyof paths;
+const answer: E2Answer = { order_payment_id: 'hop_1', app_id: 'ma_7f3c2a', client_id: 'ha_superapp', payment_status: 'paid' };
+const report: E4Report = { ...answer, payment_status: 'in_process' };
+const e4: E4Path = '/get-payment-status';
+console.log(JSON.stringify({ title: platform.info.title, status: answer.payment_status, report: report.payment_status, e4 }));
+`,
+      );
+      expect(await runConsumer(dir)).toEqual({
+        title: 'Minibridge Platform API',
+        status: 'paid',
+        report: 'in_process',
+        e4: '/get-payment-status',
+      });
+      expect(await productionTree(dir)).toEqual(['@minibridge/contract']);
+    },
+    NPM_MS * 2,
+  );
+
+  it(
+    '@minibridge/client: its only dependency is openapi-fetch (and what openapi-fetch brings); it calls E1 with credentials',
+    async () => {
+      const { tarball, manifest } = pack('@minibridge/client');
+      expect(Object.keys(manifest.dependencies ?? {})).toEqual(['openapi-fetch']);
+      // No @types/node in this project: the client's declarations stand on the default libraries.
+      const dir = await consumer(
+        'client',
+        tarball,
+        `import { createPlatformClient, type PlatformApi } from '@minibridge/client';
+
+const client = createPlatformClient({ baseUrl: ${JSON.stringify(mock.url)}, credentials: { scheme: 'basic', id: 'ma_7f3c2a', secret: 'the-miniapp-secret' } });
+const body: PlatformApi.components['schemas']['CreateOrderPaymentRequest'] = {
   app_id: 'ma_7f3c2a',
   client_id: 'ha_superapp',
   order: { currency: 'VND', amount: '125000', miniapp_order_id: 'ORD-1001' },
 };
-const { data, response } = await client.POST('/api/v1/orders/create-order-payment/', { body, parseAs: 'text' });
-const answer = data === undefined ? undefined : (parseLossless(data) as { order_payment_id?: string });
-console.log(
-  JSON.stringify({
-    status: response.status,
-    violations: response.headers.get('x-mock-violations'),
-    orderPaymentId: answer?.order_payment_id,
-    contractTitle: platform.info.title,
-    sdkProtocol: MinibridgeSdk.BRIDGE_PROTOCOL,
-    sdkBrowserFile: import.meta.resolve('minibridge/sdk/minibridge-sdk.js'),
+const { data, response } = await client.POST('/api/v1/orders/create-order-payment/', { body });
+const orderPaymentId: string | undefined = data?.order_payment_id;
+console.log(JSON.stringify({ status: response.status, violations: response.headers.get('x-mock-violations'), orderPaymentId }));
+`,
+      );
+      const result = await runConsumer(dir);
+      expect(result).toMatchObject({ status: 200, violations: null });
+      expect(result.orderPaymentId).toEqual(expect.any(String));
+      expect(await productionTree(dir)).toEqual(['@minibridge/client', ...(await closure(['openapi-fetch']))].sort());
+    },
+    NPM_MS * 2,
+  );
+
+  it(
+    '@minibridge/partner-kit: Express is a peer; a host app server built with it answers E4 and refuses wrong credentials',
+    async () => {
+      const { tarball, manifest } = pack('@minibridge/partner-kit');
+      expect(manifest.peerDependencies).toMatchObject({ express: expect.any(String) });
+      expect(manifest.dependencies?.express).toBeUndefined();
+      const dir = await consumer(
+        'partner-kit',
+        tarball,
+        `import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { createHostappRouter, prefixedAuthorization } from '@minibridge/partner-kit';
+
+const app = express().use(
+  createHostappRouter({
+    clientId: 'ha_superapp',
+    secretKey: 'the-hostapp-secret',
+    handlers: {
+      createOrderPayment: () => ({ order_payment_id: 'hop_1' }),
+      getPaymentStatus: (query) => ({ order_payment_id: query.order_payment_id, app_id: query.app_id, client_id: query.client_id, payment_status: 'paid' }),
+      receiveEvent: () => ({ received: true }),
+    },
   }),
 );
-`;
-
-beforeAll(async () => {
-  workDir = await mkdtemp(path.join(tmpdir(), 'minibridge-package-'));
-  consumerDir = path.join(workDir, 'consumer');
-  await mkdir(consumerDir);
-  mock = await startMock('platform', 0, { log: () => {} });
-}, 60_000);
-
-afterAll(async () => {
-  await mock?.close();
-  if (workDir) await rm(workDir, { recursive: true, force: true });
-});
-
-describe('the npm package', () => {
-  it(
-    'packs with dist/, installs into a fresh project, type-checks strictly and calls E1 with credentials',
-    async () => {
-      const npmEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
-      await run('npm', ['pack', '--pack-destination', workDir], {
-        cwd: repoRoot,
-        env: npmEnv,
-        timeout: PACK_AND_INSTALL_MS,
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      const tarball = (await readdir(workDir)).find((file) => file.endsWith('.tgz'));
-      expect(tarball).toBeDefined();
-      const listing = (await run('tar', ['-tzf', path.join(workDir, tarball!)], { maxBuffer: 64 * 1024 * 1024 })).stdout.split('\n');
-      expect(listing).toContain('package/dist/src/index.js');
-      expect(listing).toContain('package/dist/src/index.d.ts');
-      // What a host app team takes: the conformance page's static files, the vectors, the JVM core's sources.
-      expect(listing).toContain('package/generated/bridge-conformance/conformance.js');
-      expect(listing).toContain('package/openapi/bridge.vectors.json');
-      expect(listing).toContain('package/src/shipped/native/jvm/src/main/java/dev/minibridge/bridge/Miniapp.java');
-
-      await writeFile(path.join(consumerDir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
-      await writeFile(
-        path.join(consumerDir, 'tsconfig.json'),
-        JSON.stringify(
-          {
-            compilerOptions: {
-              strict: true,
-              skipLibCheck: false,
-              target: 'ES2022',
-              module: 'NodeNext',
-              moduleResolution: 'NodeNext',
-              resolveJsonModule: true,
-              outDir: 'out',
-            },
-            files: ['consumer.ts'],
-          },
-          null,
-          2,
-        ),
+const server = app.listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const url = \`http://127.0.0.1:\${(server.address() as AddressInfo).port}/get-payment-status\`;
+const ask = async (authorization: string) => {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization },
+    body: JSON.stringify({ app_id: 'ma_7f3c2a', client_id: 'ha_superapp', order_payment_id: 'hop_1' }),
+  });
+  return { status: response.status, body: (await response.json()) as unknown };
+};
+const answered = await ask(prefixedAuthorization('Token', 'ha_superapp', 'the-hostapp-secret'));
+const refused = await ask(prefixedAuthorization('Token', 'ha_superapp', 'a-wrong-secret'));
+server.close();
+console.log(JSON.stringify({ answered, refused }));
+`,
+        [`@types/express@${await installedVersion('@types/express')}`, `@types/node@${await installedVersion('@types/node')}`],
       );
-      await writeFile(path.join(consumerDir, 'consumer.ts'), consumerSource);
-      await run('npm', ['install', '--prefer-offline', '--no-save', path.join(workDir, tarball!)], {
-        cwd: consumerDir,
-        env: npmEnv,
-        timeout: PACK_AND_INSTALL_MS,
-        maxBuffer: 64 * 1024 * 1024,
+      expect(await runConsumer(dir)).toEqual({
+        answered: {
+          status: 200,
+          body: { order_payment_id: 'hop_1', app_id: 'ma_7f3c2a', client_id: 'ha_superapp', payment_status: 'paid' },
+        },
+        refused: { status: 200, body: { error_code: 'UNAUTHORIZED' } },
       });
-
-      // The repository's TypeScript, on the consumer's project: the package's .d.ts must stand on
-      // the package's own dependencies.
-      const tsc = await run(path.join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], {
-        cwd: consumerDir,
-        timeout: 300_000,
-      }).catch((error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }));
-      expect(tsc.stdout).toBe('');
-
-      const { stdout } = await run(process.execPath, [path.join('out', 'consumer.js'), mock.url], { cwd: consumerDir, timeout: 120_000 });
-      const result = JSON.parse(stdout) as Record<string, unknown>;
-      expect(result).toMatchObject({
-        status: 200,
-        violations: null,
-        contractTitle: 'Minibridge Platform API',
-        sdkProtocol: expect.any(String),
-      });
-      expect(result.orderPaymentId).toEqual(expect.any(String));
-      expect(String(result.sdkBrowserFile)).toMatch(/node_modules\/minibridge\/generated\/sdk\/minibridge-sdk\.js$/);
+      const tree = await productionTree(dir);
+      // express arrives as the peer npm installs beside the kit, not as the kit's own dependency.
+      expect(tree).toContain('express');
+      expect(tree).toEqual(expect.arrayContaining(['@minibridge/partner-kit', 'ajv', 'ajv-formats', 'lossless-json']));
+      for (const platformOnly of ['pg', '@electric-sql/pglite', 'ioredis', 'pino', 'prom-client', 'undici', 'yaml']) {
+        expect(tree).not.toContain(platformOnly);
+      }
     },
-    PACK_AND_INSTALL_MS * 2,
+    NPM_MS * 2,
+  );
+
+  it(
+    '@minibridge/sdk: no dependencies; the miniapp side and the host side answer each other',
+    async () => {
+      const { tarball, manifest, files } = pack('@minibridge/sdk');
+      expect(manifest.dependencies).toBeUndefined();
+      expect(manifest.peerDependencies).toBeUndefined();
+      expect(files).toEqual(
+        expect.arrayContaining([
+          'dist/browser/minibridge-sdk.js',
+          'dist/browser/minibridge-host.js',
+          'dist/bridge.schema.json',
+          'dist/native/jvm/src/main/java/dev/minibridge/bridge/Miniapp.java',
+        ]),
+      );
+      const dir = await consumer(
+        'sdk',
+        tarball,
+        `import { createHostBridge, createMinibridgeSdk, BRIDGE_PROTOCOL, type BridgeEndpoint } from '@minibridge/sdk';
+
+// Two in-memory endpoints joined back to back: what one side posts, the other receives.
+type Listener = (data: unknown) => void;
+function pipe(): [BridgeEndpoint, BridgeEndpoint] {
+  const listeners: [Set<Listener>, Set<Listener>] = [new Set(), new Set()];
+  const end = (mine: Set<Listener>, theirs: Set<Listener>): BridgeEndpoint => ({
+    post: (message) => queueMicrotask(() => theirs.forEach((listener) => listener(structuredClone(message)))),
+    listen: (listener) => (mine.add(listener), () => mine.delete(listener)),
+  });
+  return [end(listeners[0], listeners[1]), end(listeners[1], listeners[0])];
+}
+const [miniappEnd, hostEnd] = pipe();
+let asked = '';
+createHostBridge({ endpoint: hostEnd, onPay: async (paymentData) => ((asked = String(paymentData.amount)), 'success') });
+const sdk = createMinibridgeSdk({ endpoint: miniappEnd });
+const outcome = await sdk.pay({ amount: '125000', currency: 'VND', orderPaymentId: 'hop_1' });
+sdk.close();
+console.log(JSON.stringify({ protocol: BRIDGE_PROTOCOL, status: outcome.status, asked }));
+`,
+      );
+      expect(await runConsumer(dir)).toEqual({ protocol: 'minibridge-bridge', status: 'success', asked: '125000' });
+      expect(await productionTree(dir)).toEqual(['@minibridge/sdk']);
+    },
+    NPM_MS * 2,
+  );
+
+  it(
+    '@minibridge/verify: the installed `minibridge verify` passes a conforming host app, and its API type-checks',
+    async () => {
+      const { tarball, manifest } = pack('@minibridge/verify');
+      expect(manifest.bin).toEqual({ minibridge: 'bin/minibridge.js' });
+      const dir = await consumer(
+        'verify',
+        tarball,
+        `import { verify, tableReport, CHECKS } from '@minibridge/verify';
+import { verifyBridge } from '@minibridge/verify/bridge';
+
+const [url, id, secret] = process.argv.slice(2) as [string, string, string];
+const report = await verify({ subject: 'hostapp', url, credentials: { id, secret }, tokenPrefix: 'Token', paths: {}, e4Method: 'POST', signingSecrets: [] });
+console.log(JSON.stringify({ passed: report.passed, checks: CHECKS.length, table: tableReport(report).length > 0, bridge: typeof verifyBridge }));
+`,
+        [`@types/node@${await installedVersion('@types/node')}`],
+      );
+      expect(await runConsumer(dir, [hostapp.url, HOSTAPP.id, HOSTAPP.secret])).toMatchObject({
+        passed: true,
+        table: true,
+        bridge: 'function',
+      });
+      const cli = await run(
+        path.join(dir, 'node_modules', '.bin', 'minibridge'),
+        ['verify', 'hostapp', '--url', hostapp.url, '--credentials', `${HOSTAPP.id}:${HOSTAPP.secret}`],
+        { cwd: dir, timeout: 120_000 },
+      );
+      expect(cli.stdout).toContain('PASSED');
+      const tree = await productionTree(dir);
+      expect(tree).toEqual(['@minibridge/verify', ...(await closure(['ajv', 'ajv-formats', 'lossless-json']))].sort());
+    },
+    NPM_MS * 2,
   );
 });

@@ -46,6 +46,14 @@ test('an edit at any depth of src/ or generated/types/, a new file or a compiler
   expect(compiledIsCurrent(root)).toBe(false);
 });
 
+test("a package's build output under src/shipped/ is not a source: packing a package keeps the build current", () => {
+  build();
+  write('src/shipped/clients/dist/src/shipped/clients/index.js', 'compiled');
+  expect(compiledIsCurrent(root)).toBe(true);
+  write('src/shipped/clients/index.ts', 'edited');
+  expect(compiledIsCurrent(root)).toBe(false);
+});
+
 test('an edited file with an old modification time (a copy that keeps times) is still seen', () => {
   build();
   write('src/main.ts', 'main, edited');

@@ -56,8 +56,7 @@ function pipelineCodes(op: OperationContract): Set<ErrorCode> {
   const codes = new Set<ErrorCode>(['UNKNOWN_ERROR']);
   if (op.validateBody) for (const code of [invalidInputCode(op), 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'] as const) codes.add(code);
   if (op.parameters.length > 0) codes.add(invalidInputCode(op));
-  if (authenticationOf(op).kind !== 'none')
-    for (const code of ['UNAUTHORIZED', 'RATE_LIMITED'] as const) codes.add(code);
+  if (authenticationOf(op).kind !== 'none') for (const code of ['UNAUTHORIZED', 'RATE_LIMITED'] as const) codes.add(code);
   return codes;
 }
 

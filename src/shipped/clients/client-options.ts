@@ -1,6 +1,6 @@
 import type { ClientOptions, HeadersOptions } from 'openapi-fetch';
 import { basicAuthorization, prefixedAuthorization } from '../../wire/credentials.js';
-import { stringifyLossless } from '../../contract/json.js';
+import { losslessBody } from './losslessBody.js';
 
 /**
  * The credentials a client sends in `Authorization`, one variant per kind of security scheme in
@@ -51,7 +51,7 @@ export function authorizationHeader(credentials: ClientCredentials): string {
 
 /**
  * openapi-fetch options that never turn money into a float: request bodies are written with
- * lossless-json, so LosslessNumbers (from `parseLossless`) keep every digit they were read with,
+ * losslessBody, so LosslessNumbers (from `parseLossless`) keep every digit they were read with,
  * and strings stay strings.
  */
 export function losslessClientOptions(options: ContractClientOptions): ClientOptions {
@@ -60,7 +60,7 @@ export function losslessClientOptions(options: ContractClientOptions): ClientOpt
     baseUrl: options.baseUrl,
     ...(headers !== undefined && { headers }),
     ...(options.fetch !== undefined && { fetch: options.fetch }),
-    bodySerializer: (body: unknown) => stringifyLossless(body),
+    bodySerializer: (body: unknown) => losslessBody(body),
   };
 }
 
