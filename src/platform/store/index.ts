@@ -32,6 +32,7 @@ export { InvalidCursorError, lostAttemptError } from './outbox.js';
 export type { CredentialRow, NewAuditEntry, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
 export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
+export { storableInstant } from './time.js';
 export type { AskRecord, ReconcileClaim, ReconcileClaimOptions } from './reconciliation.js';
 export type { PaymentQuery } from './paymentRecords.js';
 export type { BucketTake, RateLimitBuckets } from './rateLimitBuckets.js';
