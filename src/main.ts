@@ -27,7 +27,10 @@ async function main(): Promise<void> {
 
   // Without the registry path: the sandbox's own configuration, and the database settings of both modes.
   const config = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
-  const store = openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts });
+  const store = openStore(
+    { databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts },
+    { idempotencyKeyTtlMs: config.retention.idempotency_keys * 86_400_000 },
+  );
   // A failure is reported where startPlatform awaits it.
   store.catch(() => undefined);
   const { createLogger, startPlatform } = await import('./platform/server.js');
