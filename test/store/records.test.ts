@@ -168,7 +168,9 @@ describeEachBackend('records', (database) => {
     expect(await count('event_log WHERE payload IS NOT NULL')).toBe(1);
     expect((await count('delivery_attempts')) + (await count('deliveries'))).toBeGreaterThan(0);
     expect(await count('reconcile_asks')).toBe(1);
-    const untouched = await store.db.query('SELECT order_json, hostapp_user_id FROM order_payments ORDER BY order_payment_id');
+    const untouched = await store.db.query<{ order_payment_id: string }>(
+      'SELECT order_payment_id, order_json, hostapp_user_id FROM order_payments ORDER BY order_payment_id',
+    );
     await at(personal + 1);
     expect(await store.db.query('SELECT payload, receiver_response, names_user FROM event_log')).toEqual([
       { payload: null, receiver_response: null, names_user: null },
@@ -189,11 +191,11 @@ describeEachBackend('records', (database) => {
     expect(kept).toMatchObject({ currency: 'VND', amount: '12.30', tax_amount: '1.10', taxes_included: true, miniapp_order_id: 'mo_1' });
     expect(redacted).toMatchObject({ hostapp_user_id: null, custom_attributes: null, amount_text: '12.30' });
     // The payment still in process keeps its details: it is still asked about.
-    const stillOpen = await store.db.query('SELECT order_json, hostapp_user_id FROM order_payments WHERE order_payment_id = $1', [
-      open.order_payment_id,
-    ]);
-    expect(stillOpen).toEqual(untouched.filter((row) => JSON.stringify(row) === JSON.stringify(stillOpen[0])));
-    expect((stillOpen[0] as { order_json: string }).order_json).toContain('ring twice');
+    const stillOpen = await store.db.query<{ order_payment_id: string }>(
+      'SELECT order_payment_id, order_json, hostapp_user_id FROM order_payments WHERE order_payment_id = $1',
+      [open.order_payment_id],
+    );
+    expect(stillOpen).toEqual(untouched.filter((row) => row.order_payment_id === open.order_payment_id));
     expect(stillOpen[0]).toMatchObject({ hostapp_user_id: 'user_42' });
 
     await at(bounds.financial_record.default * DAY - 1);
