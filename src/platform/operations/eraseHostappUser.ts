@@ -1,5 +1,5 @@
 import { DashboardCaller } from '../dashboard/caller.js';
-import { eraseHostappUser as erase } from '../dashboard/statements.js';
+import { eraseHostappUser as erase } from '../dashboard/erasure.js';
 import type { OperationHandler } from './handler.js';
 
 /** Dashboard, operators only: erases one host app user's personal data (ADR 0041). */

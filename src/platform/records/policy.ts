@@ -1,3 +1,4 @@
+import type { components } from '../../../generated/types/platform.js';
 import { retentionBounds, retentionKinds, retentionSetting, type RetentionKind } from '../../contract/records.js';
 
 /** The retention period in force for each kind of record, in days (ADR 0041). */
@@ -31,4 +32,19 @@ export function retentionFromEnv(env: NodeJS.ProcessEnv): RetentionPeriods {
     periods[kind] = Number(text);
   }
   return periods;
+}
+
+/** The retention periods in force, with the contract's defaults and bounds (ADR 0041). */
+export function retentionPolicy(periods: RetentionPeriods): components['schemas']['RetentionPolicy'] {
+  const bounds = retentionBounds();
+  return {
+    periods: retentionKinds.map((kind) => ({
+      kind,
+      days: periods[kind],
+      default_days: bounds[kind].default,
+      minimum_days: bounds[kind].minimum,
+      maximum_days: bounds[kind].maximum,
+      setting: retentionSetting(kind),
+    })),
+  };
 }
