@@ -3748,6 +3748,7 @@ export interface operations {
                     "application/json": components["schemas"]["RetentionPolicy"];
                 };
             };
+            400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["RateLimited"];

@@ -12,7 +12,6 @@ import { retentionBounds, retentionKinds, retentionSetting, statementDayRule } f
 import { configFromEnv } from '../../src/platform/config.js';
 import { startPlatform } from '../../src/platform/server.js';
 import { createStore } from '../../src/platform/store/index.js';
-import { basicAuthorization } from '../../src/wire/credentials.js';
 import type { Received } from '../support/fakePartners.js';
 import { describeOnBackends } from '../support/databases.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';

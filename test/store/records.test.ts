@@ -8,7 +8,7 @@ import { beforeEach, expect, it } from 'vitest';
 import { financialRecordMembers, retentionBounds, retentionKinds, statementDayRule } from '../../src/contract/records.js';
 import { createStore, type NewOrderPayment, type StatementOwner, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
-import { hours, manualClock, newOrderPayment, transitionTo } from './fixtures.js';
+import { manualClock, newOrderPayment, transitionTo } from './fixtures.js';
 
 const DAY = 86_400_000;
 const bounds = retentionBounds();
