@@ -101,7 +101,9 @@ async function drainRun(target: Target, options: GrowthOptions, round: number): 
         headers: miniappHeaders,
         body: e1Body(`drain-${target.name}-${round}-${index}-${Date.now()}`),
       });
-      ids.push(((await response.json()) as { order_payment_id: string }).order_payment_id);
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${target.name}: E1 answered ${response.status}: ${text}`);
+      ids.push((JSON.parse(text) as { order_payment_id: string }).order_payment_id);
     });
     const before = fakes.e6();
     const started = performance.now();

@@ -5,6 +5,7 @@
  * spread back over `spreadDays`. Runs alone: `npx tsx bench/growth/seed.ts` seeds a fresh schema
  * of DATABASE_URL (GROWTH_PAYMENTS, default 5,000,000) and prints its URL, keeping it.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
@@ -38,6 +39,8 @@ export function growthPayments(env = process.env): number {
 
 /** A fake host app (E3: a new id each time; E7: received) and a fake miniapp server (E6, E7), in process. */
 export async function startFakes(): Promise<{ hostappUrl: string; miniappUrl: string; e6: () => number; close(): Promise<void> }> {
+  // Ids unique across every fake ever started on a database: each run starts its own.
+  const prefix = `hop_growth_${randomBytes(4).toString('hex')}_`;
   let next = 0;
   let e6 = 0;
   const answer = (handler: (url: string) => unknown) =>
@@ -46,7 +49,7 @@ export async function startFakes(): Promise<{ hostappUrl: string; miniappUrl: st
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(handler(req.url ?? ''))));
     });
   const hostapp = answer((url) =>
-    url.startsWith('/create-order-payment') ? { order_payment_id: `hop_growth_${process.pid}_${next++}` } : { received: true },
+    url.startsWith('/create-order-payment') ? { order_payment_id: `${prefix}${next++}` } : { received: true },
   );
   const miniapp = answer((url) => {
     if (url.startsWith('/complete-order')) {
