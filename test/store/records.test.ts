@@ -270,4 +270,50 @@ describeEachBackend('records', (database) => {
     await pay({ hostapp_user_id: 'user_a' });
     expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 1, events: 1 });
   });
+
+  it('instances purging at once take disjoint batches: every due row once, none twice', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    for (let i = 0; i < 40; i++) await pay({}, 'paid');
+    clock.advance(bounds.order_personal_details.default * DAY + 1);
+    const other = await database.connect();
+    try {
+      const second = createStore(other, { clock: clock.now });
+      const period = bounds.order_personal_details.default * DAY;
+      const drain = async (each: Store) => {
+        let total = 0;
+        for (let batch = -1; batch !== 0; total += batch) batch = await each.retention.purge('order_personal_details', period, 3);
+        return total;
+      };
+      const [one, two] = await Promise.all([drain(store), drain(second)]);
+      expect(one + two).toBe(40);
+      expect(await store.retention.purge('order_personal_details', period, 3)).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('instances closing at once: each day closed by one of them, in order, its lines written once', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    await pay({}, 'paid');
+    clock.advance(DAY);
+    await pay({}, 'paid');
+    clock.advance(2 * DAY);
+    const other = await database.connect();
+    try {
+      const second = createStore(other, { clock: clock.now });
+      const closed: boolean[] = [];
+      for (let attempt = 0; attempt < 4; attempt++)
+        closed.push(...(await Promise.all([store.statements.closeNextDay(), second.statements.closeNextDay()])));
+      expect(closed.filter(Boolean).length).toBe(3);
+      expect(
+        await store.db.query(`SELECT to_char(day, 'YYYY-MM-DD') AS day, count(*)::int AS n FROM statement_lines GROUP BY day ORDER BY day`),
+      ).toEqual([
+        { day: '2026-03-10', n: 1 },
+        { day: '2026-03-11', n: 1 },
+      ]);
+      expect((await store.db.query('SELECT day FROM statement_days')).length).toBe(3);
+    } finally {
+      await other.close();
+    }
+  });
 });
