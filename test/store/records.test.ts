@@ -140,7 +140,10 @@ describeEachBackend('records', (database) => {
       'hash',
     );
     if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
-    await store.orderPayments.create(newOrderPayment({ miniapp_order_id: 'mo_keep' }), reserved.reservation);
+    const keyed = newOrderPayment({ miniapp_order_id: 'mo_keep' });
+    await store.orderPayments.create(keyed, reserved.reservation);
+    await store.orderPayments.transition(transitionTo(keyed, 'cancelled'), () => '{}');
+    await store.db.query(`UPDATE deliveries SET status = 'delivered', next_attempt_at = NULL, delivered_at = $1`, [clock.now()]);
 
     const purgeAll = async () => {
       for (const kind of retentionKinds) while ((await store.retention.purge(kind, bounds[kind].default * DAY, 2)) > 0);
@@ -200,10 +203,13 @@ describeEachBackend('records', (database) => {
 
     await at(bounds.financial_record.default * DAY - 1);
     expect(await count(`order_payments WHERE order_payment_id = '${settled.order_payment_id}'`)).toBe(1);
+    expect(await count(`idempotency_keys WHERE key LIKE 'order:%mo_keep'`)).toBe(1);
     await at(bounds.financial_record.default * DAY + 1);
     expect(await count(`order_payments WHERE order_payment_id = '${settled.order_payment_id}'`)).toBe(0);
     expect(await count(`payment_status_history WHERE order_payment_id = '${settled.order_payment_id}'`)).toBe(0);
     expect(await count(`order_payments WHERE order_payment_id = '${open.order_payment_id}'`)).toBe(1);
+    // An order's miniapp_order_id key lasts as long as its record, and goes with it.
+    expect(await count(`idempotency_keys WHERE key LIKE 'order:%mo_keep'`)).toBe(0);
   });
 
   it('erasure removes exactly one user’s personal data, leaves money and statements, and repeats only what arrived since', async () => {

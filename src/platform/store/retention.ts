@@ -1,4 +1,5 @@
 import type { Db, Queryable } from './db.js';
+import { idempotencyKeys } from './idempotency.js';
 import type { Clock } from './time.js';
 
 /** The kinds of record the purge ages out (the contract's `x-retention`, ADR 0041). */
@@ -92,6 +93,22 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
       const params: unknown[] = [cutoff, limit];
       if (kind === 'event_payloads') params.push(now);
       if (kind === 'order_personal_details') params.push([...financialMembers], now);
+      if (kind === 'financial_record') {
+        const gone = await db.query<{ app_id: string; client_id: string; miniapp_order_id: string | null; order_payment_id: string }>(
+          `${purgeStatements[kind]} RETURNING p.app_id, p.client_id, p.miniapp_order_id, p.order_payment_id`,
+          params,
+        );
+        // Its miniapp_order_id key goes with it: a repeat of that order after the record is gone is a new order.
+        const keys = gone.flatMap((row) =>
+          row.miniapp_order_id === null ? [] : idempotencyKeys({ ...row, idempotency_key: null }).map((key) => key.key),
+        );
+        if (keys.length > 0)
+          await db.query('DELETE FROM idempotency_keys WHERE key = ANY($1::text[]) AND order_payment_id = ANY($2::text[])', [
+            keys,
+            gone.map((row) => row.order_payment_id),
+          ]);
+        return gone.length;
+      }
       // A batch is at most `limit` rows: their count travels back as that many empty rows.
       const rows = await db.query(`${purgeStatements[kind]} RETURNING 1`, params);
       return rows.length;
