@@ -3,7 +3,7 @@ import { stringify } from 'csv-stringify';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
 import type { PlatformContext } from '../context.js';
-import { storableInstant, type StatementOwner } from '../store/index.js';
+import { checkStatementCursor, storableInstant, type StatementOwner } from '../store/index.js';
 import { accessible } from './access.js';
 import { cursorProblem, type DashboardCaller } from './caller.js';
 import { kindOf, type PartnerType } from './settings.js';
@@ -55,6 +55,14 @@ export const statementReads = {
     day: string,
     query: { limit?: number; cursor?: string },
   ): Promise<Schemas['Statement']> {
+    // A cursor this API never made is the caller's mistake, whichever day it names.
+    if (query.cursor !== undefined) {
+      try {
+        checkStatementCursor(query.cursor);
+      } catch (error) {
+        cursorProblem(error);
+      }
+    }
     const { owner, closedAt } = await closedStatement(platform, caller, type, id, day);
     const [totals, page] = await Promise.all([
       platform.store.statements.totals(owner, day),

@@ -71,7 +71,8 @@ function encodeCursor(row: LineRow): string {
   return Buffer.from(JSON.stringify([row.client_id, row.order_payment_id])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): [string, string] {
+/** A lines cursor's key, or InvalidCursorError for anything this store did not make. */
+export function decodeCursor(cursor: string): [string, string] {
   if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError(cursor);
   let parsed: unknown;
   try {
