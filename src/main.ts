@@ -30,8 +30,11 @@ async function main(): Promise<void> {
   const config = configFromEnv({ ...env, MINIBRIDGE_REGISTRY: '' });
   const store = openStore(
     { databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts },
-    // The sandbox gives what the docs' request samples create the ids the samples name (ADR 0043).
-    sandboxMode ? { pinnedIds: sandboxPinnedIds() } : {},
+    {
+      idempotencyKeyTtlMs: config.retention.idempotency_keys * 86_400_000,
+      // The sandbox gives what the docs' request samples create the ids the samples name (ADR 0043).
+      ...(sandboxMode ? { pinnedIds: sandboxPinnedIds() } : {}),
+    },
   );
   // A failure is reported where startPlatform awaits it.
   store.catch(() => undefined);

@@ -496,6 +496,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/statements/{day}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a partner's statement of one day
+         * @description The payments that reached a terminal status on one UTC day (ADR 0041), with whole-day totals per
+         *     currency and status on every page and the lines in pages (`limit`, `cursor`). A day closes at
+         *     01:00 UTC the next day (`x-statement-day`); an open day, or a day before the records began, is
+         *     not found. A miniapp's statement and its host app's list the same lines for the payments
+         *     between them, with the same digits. Download the same lines as CSV with `downloadPartnerStatement`.
+         */
+        get: operations["getPartnerStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/{partner_type}/{partner_id}/statements/{day}/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a partner's statement of one day as CSV
+         * @description The whole statement of one closed UTC day as one CSV file (RFC 4180, UTF-8, CRLF line ends), the
+         *     same lines as `getPartnerStatement` in the same order. The first row names the columns:
+         *     `record` (`payment`, `adjustment` or `total`), `client_id`, `order_payment_id`, `app_id`,
+         *     `miniapp_order_id`, `currency`, `amount`, `payment_status`, `payment_fail_reason`,
+         *     `settled_by`, `created_at`, `settled_at`, `count`. The `total` rows come last, one per
+         *     currency and status, with `count` and the exact sum in `amount`. Amounts are text with every
+         *     digit. A cell a spreadsheet would run as a formula (one starting with `=`, `+`, `-`, `@`, a tab
+         *     or a carriage return) is written with a leading `'` (ADR 0041).
+         */
+        get: operations["downloadPartnerStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show how long each kind of record is kept
+         * @description The retention periods in force on this deployment (ADR 0041): the contract's defaults
+         *     (`x-retention`) as the operator set them within their bounds. After its period a record is
+         *     deleted or, for an order's personal details, redacted to its financial record; a background
+         *     purge does it in small batches on every instance.
+         */
+        get: operations["getRetentionPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase one host app user's personal data (operators)
+         * @description Operators only. Removes the host app user id and every personal detail of the orders of one
+         *     host app user (`client_id` and `hostapp_user_id`), and the payload and receiver answer of every
+         *     logged event that names the user or one of their payments (ADR 0041). Amounts, statuses,
+         *     statements and every other financial record stay. Idempotent: a repeat erases only what arrived
+         *     since. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
+         *     user id, never the id.
+         */
+        post: operations["eraseHostappUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1543,7 +1642,7 @@ export interface components {
                 id: string | null;
             };
             /** @enum {string} */
-            action: "create" | "update" | "link" | "unlink" | "issue_credential" | "revoke_credential" | "redeliver";
+            action: "create" | "update" | "link" | "unlink" | "issue_credential" | "revoke_credential" | "redeliver" | "erase_personal_data";
             partner_type: components["schemas"]["PartnerType"];
             partner_id: string;
             /** @description Each setting that changed, with its value before and after as JSON text. */
@@ -1662,6 +1761,123 @@ export interface components {
             /** @description The host app's answers to Minibridge's own status queries, oldest first (at most the latest 200). */
             reconciliation: components["schemas"]["ReconcileAsk"][];
             deliveries: components["schemas"]["Delivery"][];
+        };
+        /**
+         * StatementTotal
+         * @description The whole day's lines of one currency and status (every page carries every total): how many and
+         *     their exact sum, computed in decimal arithmetic (never floating point) and written with every digit.
+         */
+        StatementTotal: {
+            currency: string;
+            payment_status: components["schemas"]["PaymentStatus"];
+            /** Format: int64 */
+            count: number;
+            /** @description The sum of the lines' amounts; may exceed a single amount's 20 digits. */
+            amount: string;
+        };
+        /**
+         * StatementLine
+         * @description One payment that reached a terminal status (`paid`, `cancelled` or `failed`), on the statement of
+         *     the day it did so (UTC). `amount` is the text E1 sent, every digit kept. A payment settled with
+         *     a time in a day that had already closed (a host app's or an instance's clock behind) is listed
+         *     once, on the next day to close, as an `adjustment`: a closed day never changes (ADR 0041).
+         */
+        StatementLine: {
+            client_id: components["schemas"]["ClientId"];
+            order_payment_id: components["schemas"]["OrderPaymentId"];
+            app_id: components["schemas"]["AppId"];
+            miniapp_order_id?: string;
+            amount: string;
+            currency: string;
+            payment_status: components["schemas"]["PaymentStatus"];
+            payment_fail_reason?: components["schemas"]["PaymentFailReason"];
+            settled_by?: components["schemas"]["StatusSource"];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the payment reached its terminal status, as recorded.
+             */
+            settled_at: string;
+            /** @description True when `settled_at` falls in an earlier day, closed before this payment settled. */
+            adjustment: boolean;
+        };
+        /**
+         * Statement
+         * @description A partner's statement of one closed UTC day (ADR 0041): a miniapp's lists the payments it
+         *     created, a host app's those made with it; for one miniapp and one host app both list the same
+         *     lines. Lines are ordered by `client_id`, then `order_payment_id`, in pages; `totals` cover the
+         *     whole day on every page. A closed day's statement never changes.
+         */
+        Statement: {
+            /** Format: date */
+            day: string;
+            /**
+             * Format: date-time
+             * @description When Minibridge closed the day (at or after 01:00 UTC the next day).
+             */
+            closed_at: string;
+            /** @description Per currency and status, over the whole day (empty for a day without payments). */
+            totals: components["schemas"]["StatementTotal"][];
+            /** @description At most `limit` (at most 1000) lines. */
+            lines: components["schemas"]["StatementLine"][];
+            /** @description Pass as `cursor` to read the next page of lines; null on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * RetentionKind
+         * @description A kind of record with its own retention period (`x-retention`, ADR 0041).
+         * @enum {string}
+         */
+        RetentionKind: "event_payloads" | "deliveries" | "reconcile_asks" | "order_personal_details" | "replay_guard" | "idempotency_keys" | "financial_record";
+        /**
+         * RetentionPolicy
+         * @description The retention periods in force, one per kind of record, in days (ADR 0041).
+         */
+        RetentionPolicy: {
+            periods: {
+                kind: components["schemas"]["RetentionKind"];
+                /**
+                 * Format: int32
+                 * @description The period in force.
+                 */
+                days: number;
+                /** Format: int32 */
+                default_days: number;
+                /** Format: int32 */
+                minimum_days: number;
+                /** Format: int32 */
+                maximum_days: number;
+                /** @description The environment variable that sets it. */
+                setting: string;
+            }[];
+        };
+        /**
+         * ErasureRequest
+         * @description The host app user whose personal data is erased.
+         */
+        ErasureRequest: {
+            client_id: components["schemas"]["ClientId"];
+            /** @description The user id as the miniapp sent it on E1 (`order.hostapp_user_id` or `X-User-ID`). */
+            hostapp_user_id: string;
+        };
+        /**
+         * ErasureResult
+         * @description What one erasure changed; a repeat with nothing new changes nothing and answers zeros.
+         */
+        ErasureResult: {
+            /**
+             * Format: int64
+             * @description Payments whose user id and personal order details were removed by this call.
+             */
+            payments: number;
+            /**
+             * Format: int64
+             * @description Logged events whose payload and receiver answer were removed by this call.
+             */
+            events: number;
+            /** @description The keyed digest (HMAC-SHA-256) of the user id recorded in the audit log. */
+            user_digest: string;
         };
         /**
          * Health
@@ -2166,6 +2382,16 @@ export interface components {
         AppIdFilter: components["schemas"]["AppId"];
         /** @description Only this host app's payments. */
         ClientIdFilter: components["schemas"]["ClientId"];
+        /**
+         * @description The statement's day, a UTC calendar date (`x-statement-day`). A day closes one hour after it
+         *     ends (01:00 UTC the next day); before that its statement is not found.
+         * @example 2026-11-25
+         */
+        StatementDay: string;
+        /** @description Lines per page. */
+        StatementLimit: number;
+        /** @description The `next_cursor` of the previous page of lines (it carries the last line's identifiers, hence its length). */
+        StatementCursor: string;
         /**
          * @description The host app user reference (`order.hostapp_user_id` of the order). Sent whenever the order
          *     names the user; the spec's E1 makes that field optional, so do not assume the header.
@@ -3397,6 +3623,169 @@ export interface operations {
             400: components["responses"]["DashboardInvalidRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPartnerStatement: {
+        parameters: {
+            query?: {
+                /** @description Lines per page. */
+                limit?: components["parameters"]["StatementLimit"];
+                /** @description The `next_cursor` of the previous page of lines (it carries the last line's identifiers, hence its length). */
+                cursor?: components["parameters"]["StatementCursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+                /**
+                 * @description The statement's day, a UTC calendar date (`x-statement-day`). A day closes one hour after it
+                 *     ends (01:00 UTC the next day); before that its statement is not found.
+                 * @example 2026-11-25
+                 */
+                day: components["parameters"]["StatementDay"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the day's statement. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Statement"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadPartnerStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `hostapps` or `miniapps`.
+                 * @example hostapps
+                 */
+                partner_type: components["parameters"]["PartnerTypePath"];
+                /**
+                 * @description The host app's `client_id` or the miniapp's `app_id`.
+                 * @example ha_superapp
+                 */
+                partner_id: components["parameters"]["PartnerIdPath"];
+                /**
+                 * @description The statement's day, a UTC calendar date (`x-statement-day`). A day closes one hour after it
+                 *     ends (01:00 UTC the next day); before that its statement is not found.
+                 * @example 2026-11-25
+                 */
+                day: components["parameters"]["StatementDay"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The day's statement as CSV, sent as an attachment. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="statement-{partner_id}-{day}.csv"` (characters other than letters, digits, `.`, `_` and `-` in the id written as `_`). */
+                    "Content-Disposition"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example record,client_id,order_payment_id,app_id,miniapp_order_id,currency,amount,payment_status,payment_fail_reason,settled_by,created_at,settled_at,count
+                     *     payment,ha_superapp,hop_20261125_000042,ma_7f3c2a,ORD-1001,VND,125000.50,paid,,E5,2026-11-25T08:00:00.000Z,2026-11-25T08:01:10.000Z,
+                     *     total,,,,,VND,125000.50,paid,,,,,1
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRetentionPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The periods in force. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetentionPolicy"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    eraseHostappUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ErasureRequest"];
+            };
+        };
+        responses: {
+            /** @description Erased; how many records were changed by this call. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureResult"];
+                };
+            };
+            400: components["responses"]["DashboardInvalidRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,5 +1,6 @@
 import { requestTimeoutMs } from '../contract/limits.js';
 import { contractRateLimits } from './limits/rateLimiter.js';
+import { retentionFromEnv, type RetentionPeriods } from './records/policy.js';
 import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './store/db.js';
 
 /**
@@ -36,6 +37,14 @@ export interface Config {
   worker: { pollMs: number; batchSize: number; leaseMs: number; enabled: boolean };
   /** The platform's own status queries of payments left in process (ADR 0039). */
   reconciler: { pollMs: number; batchSize: number; enabled: boolean };
+  /** How long each kind of record is kept, in days (`MINIBRIDGE_RETENTION_<KIND>_DAYS`, ADR 0041). */
+  retention: RetentionPeriods;
+  /**
+   * The records worker (ADR 0041): closes statement days and purges aged records in batches of
+   * `batchSize`, resting `restRatio` times as long as each batch took (so it takes at most
+   * 1/(1+restRatio) of the database time it could).
+   */
+  records: { pollMs: number; batchSize: number; restRatio: number; enabled: boolean };
   shutdownGraceMs: number;
   /** How long a client may take to send a whole request, headers and body; the contract's `x-request-timeout-ms` (ADR 0015). */
   requestTimeoutMs: number;
@@ -88,6 +97,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: integer(env.MINIBRIDGE_RECONCILER_POLL_MS, 1_000),
       batchSize: integer(env.MINIBRIDGE_RECONCILER_BATCH, 50),
       enabled: env.MINIBRIDGE_RECONCILER !== 'off',
+    },
+    retention: retentionFromEnv(env),
+    records: {
+      pollMs: integer(env.MINIBRIDGE_RECORDS_POLL_MS, 60_000),
+      batchSize: integer(env.MINIBRIDGE_RECORDS_BATCH, 1_000),
+      restRatio: integer(env.MINIBRIDGE_RECORDS_REST_RATIO, 4),
+      enabled: env.MINIBRIDGE_RECORDS !== 'off',
     },
     shutdownGraceMs: integer(env.MINIBRIDGE_SHUTDOWN_GRACE_MS, 10_000),
     requestTimeoutMs: integer(env.MINIBRIDGE_REQUEST_TIMEOUT_MS, requestTimeoutMs()),

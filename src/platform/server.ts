@@ -7,6 +7,7 @@ import { maxHeaderBytes } from '../contract/limits.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { reconcileBudget } from './payments/lifecycle.js';
 import { Reconciler } from './payments/reconciler.js';
+import { RecordsWorker } from './records/worker.js';
 import { createApp } from './http/app.js';
 import { appServerClasses } from './http/appServerClasses.js';
 import { answerClientErrors } from './http/clientErrors.js';
@@ -49,7 +50,11 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const log = options.log ?? createLogger(config.logLevel);
   // The database opens (PGlite boots, PostgreSQL connects) while the registry and the contract are read.
   const opening =
-    options.store ?? openStore({ databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts });
+    options.store ??
+    openStore(
+      { databaseUrl: config.databaseUrl, pgliteDataDir: config.dataDir, timeouts: config.databaseTimeouts },
+      { idempotencyKeyTtlMs: config.retention.idempotency_keys * 86_400_000 },
+    );
   let registry: Registry | undefined;
   try {
     registry = options.registry ?? (config.registryPath ? loadRegistry(config.registryPath) : undefined);
@@ -131,6 +136,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   };
   const worker = new DeliveryWorker(platform);
   const reconciler = new Reconciler(platform);
+  const records = new RecordsWorker(platform);
   const app = createApp(platform);
   const server = createServer(
     {
@@ -157,6 +163,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   });
   if (config.worker.enabled) worker.start();
   if (config.reconciler.enabled) reconciler.start();
+  if (config.records.enabled) records.start();
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address}:${address.port}`;
   log.info(
@@ -182,7 +189,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       const finished = await settledWithin(
         [
           (async () => {
-            await Promise.all([worker.stop(), reconciler.stop()]);
+            await Promise.all([worker.stop(), reconciler.stop(), records.stop()]);
             await partners.close();
             await sharedLimits.close();
             stopReportingDatabase();

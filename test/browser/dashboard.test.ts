@@ -1,8 +1,12 @@
+import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
+import { parse } from 'csv-parse/sync';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../scripts/lib/docs-browser.js';
 import { basicAuthorization } from '../../src/wire/credentials.js';
+import { statementDayRule } from '../../src/contract/records.js';
+import { createStore } from '../../src/platform/store/index.js';
 import type { Received } from '../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../support/platformHarness.js';
 
@@ -343,6 +347,65 @@ describe('payments', () => {
     });
     expect(operator.body.payments.map((p: { order_payment_id: string }) => p.order_payment_id)).toEqual([id]);
   });
+});
+
+describe('statements', () => {
+  it('shows a closed day with its exact totals and downloads it as CSV, every digit kept, formula cells neutralised', async () => {
+    const auth = { authorization: basicAuthorization(MINIAPP.id, miniappSecret) };
+    const paid = await harness.call('createOrderPayment', e1Body({ amount: '99999999999999999.99', miniapp_order_id: '=cmd|calc' }), auth);
+    const paidId: string = paid.body.order_payment_id;
+    const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: paidId, payment_status: 'paid' };
+    expect((await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() })).status).toBe(200);
+    const [{ day }] = (await harness.running.platform.store.db.query<{ day: string }>(
+      `SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM payment_status_history WHERE order_payment_id = $1 AND to_status = 'paid'`,
+      [paidId],
+    )) as [{ day: string }];
+    // The day closes with a clock set by hand to its close.
+    const closer = createStore(harness.running.platform.store.db, {
+      clock: () => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000 + statementDayRule().closesAfterMs),
+    });
+    while (await closer.statements.closeNextDay());
+
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('Statements');
+    await field('Day (UTC)').fill(day);
+    await page.locator('#statements-form').getByRole('button', { name: 'Show' }).click();
+    const line = page.locator('#statements-lines tbody tr', { hasText: paidId });
+    await expect.poll(() => line.locator('td[data-field="amount"]').textContent(), { timeout: STEP_MS }).toBe('99999999999999999.99');
+    expect(await page.locator('#statements-totals tbody tr', { hasText: 'paid' }).locator('td[data-field="amount"]').count()).toBe(1);
+
+    const [file] = await Promise.all([
+      page.waitForEvent('download', { timeout: STEP_MS }),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    expect(file.suggestedFilename()).toBe(`statement-${MINIAPP.id}-${day}.csv`);
+    const text = await readFile((await file.path())!, 'utf8');
+    const records = parse(text, { columns: true }) as Record<string, string>[];
+    const row = records.find((record) => record.order_payment_id === paidId)!;
+    expect(row).toMatchObject({
+      record: 'payment',
+      amount: '99999999999999999.99',
+      miniapp_order_id: "'=cmd|calc",
+      payment_status: 'paid',
+    });
+    const api = await harness.call('getPartnerStatement', undefined, {
+      ...auth,
+      path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/statements/${day}`,
+    });
+    expect(records.filter((record) => record.record === 'total').map((total) => total.amount)).toEqual(
+      api.body.totals.map((total: { amount: string }) => total.amount),
+    );
+  }, 90_000);
+
+  it('an open day is refused with the contract’s message', async () => {
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('Statements');
+    await field('Day (UTC)').fill(new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10));
+    await page.locator('#statements-form').getByRole('button', { name: 'Show' }).click();
+    await expect
+      .poll(() => page.locator('#statements-error').textContent(), { timeout: STEP_MS })
+      .toMatch(/closes at 01:00 UTC.*NOT_FOUND/);
+  }, 90_000);
 });
 
 describe('audit log', () => {

@@ -58,6 +58,8 @@ function operationsOn(target: PartnerRef): [string, string, object | undefined][
     ['listPartnerDeliveries', `${base}/deliveries`, undefined],
     ['redeliverPartnerDelivery', `${base}/deliveries/0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b/redeliver`, undefined],
     ['listAuditEntries', `${base}/audit`, undefined],
+    ['listPartnerPayments', `${base}/payments`, undefined],
+    ['getPartnerPayment', `${base}/payments/${HOSTAPP.id}/hop_dash_1`, undefined],
   ];
 }
 
@@ -190,6 +192,67 @@ describe('operators', () => {
       },
     );
     expect(unknownMember.status).toBe(400);
+  });
+});
+
+// Before the rotation below revokes the miniapp's first secret.
+describe('payments: a partner sees only its own (ADR 0039)', () => {
+  let own: string;
+  beforeAll(async () => {
+    const e1 = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
+    expect(e1.status).toBe(200);
+    own = e1.body.order_payment_id;
+  });
+
+  test('another partner naming the payment on its own path gets a 404 worded like a missing one', async () => {
+    for (const other of [partners.otherHostapp!, partners.otherMiniapp!]) {
+      const base = `/api/v1/dashboard/${other.ref.type}/${other.ref.id}/payments/${HOSTAPP.id}`;
+      const named = await harness.call('getPartnerPayment', undefined, { authorization: other.auth, path: `${base}/${own}` });
+      const missing = await harness.call('getPartnerPayment', undefined, { authorization: other.auth, path: `${base}/hop_never` });
+      expect(named.status).toBe(404);
+      expect(missing.status).toBe(404);
+      expect(named.body.error_code).toBe('NOT_FOUND');
+      expect(named.body.error_message.replace(own, 'ID')).toBe(missing.body.error_message.replace('hop_never', 'ID'));
+      const listed = await harness.call('listPartnerPayments', undefined, {
+        authorization: other.auth,
+        path: `/api/v1/dashboard/${other.ref.type}/${other.ref.id}/payments`,
+      });
+      expect(listed.status).toBe(200);
+      expect(listed.text).not.toContain(own);
+    }
+    for (const side of [partners.hostapp!, partners.miniapp!]) {
+      const path = `/api/v1/dashboard/${side.ref.type}/${side.ref.id}/payments/${HOSTAPP.id}/${own}`;
+      const opened = await harness.call('getPartnerPayment', undefined, { authorization: side.auth, path });
+      expect(opened.status).toBe(200);
+      expect(opened.body.order_payment_id).toBe(own);
+    }
+  });
+
+  // Instants the date-time format admits or nearly admits but no database keeps: always 400, never 500 or 503.
+  test.each([
+    ['a leap second', 'created_from=2016-12-31T23:59:60Z'],
+    ['a leap second as the upper bound', 'created_to=2016-12-31T23:59:60Z'],
+    ['year 0', 'created_from=0000-01-01T00:00:00Z'],
+    ['year 0 as the upper bound', 'created_to=0000-01-01T00:00:00Z'],
+    ['30 February', 'created_from=2024-02-30T00:00:00Z'],
+    [
+      'a cursor naming a leap second',
+      `cursor=${Buffer.from(JSON.stringify(['2016-12-31T23:59:60.000Z', 'ha_test', 'x'])).toString('base64url')}`,
+    ],
+    ['a cursor naming year 0', `cursor=${Buffer.from(JSON.stringify(['0000-01-01T00:00:00.000Z', 'ha_test', 'x'])).toString('base64url')}`],
+    [
+      'a cursor naming 30 February',
+      `cursor=${Buffer.from(JSON.stringify(['2024-02-30T00:00:00.000Z', 'ha_test', 'x'])).toString('base64url')}`,
+    ],
+  ])('%s is refused with 400 INVALID_REQUEST', async (_name, query) => {
+    for (const [operationId, path, authorization] of [
+      ['listPartnerPayments', `/api/v1/dashboard/hostapps/${HOSTAPP.id}/payments?${query}`, partners.hostapp!.auth],
+      ['listPayments', `/api/v1/dashboard/payments?${query}`, operator],
+    ] as const) {
+      const answer = await harness.call(operationId, undefined, { authorization, path });
+      expect(answer.status, `${operationId} ${query}`).toBe(400);
+      expect(answer.body.error_code).toBe('INVALID_REQUEST');
+    }
   });
 });
 

@@ -56,6 +56,8 @@ function validValue(name: string): string {
       return HOSTAPP.id;
     case 'app_id':
       return MINIAPP.id;
+    case 'day':
+      return '2026-11-25';
     case 'delivery_id':
     case 'credential_id':
       return '0b6e2f1c-8a43-4c55-9a7e-3f0e6f1c2d9b';

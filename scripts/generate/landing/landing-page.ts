@@ -4,6 +4,7 @@ import type { ApiEntry } from '../../lib/apis.js';
 import { errorCodeTableMarker, readErrorCodes, renderErrorCodeTable } from './error-code-table.js';
 import { loadGuides, renderGuide } from './guides.js';
 import { lifecycleTableMarker, renderLifecycleTable } from './lifecycle-table.js';
+import { renderRetentionTable, retentionTableMarker } from './retention-table.js';
 import { RepoLinks, type RenderedRepoPage } from './repo-pages.js';
 import { landingPageCss } from './styles.js';
 
@@ -47,6 +48,7 @@ export async function renderLandingPage(input: LandingPageInput): Promise<Landin
   const hostappApi = input.apis.find((api) => api.name === 'hostapp');
   if (!hostappApi) throw new Error('no API named hostapp carries E4 and its x-reconciliation');
   const lifecycleTable = await renderLifecycleTable(input.bundleJsonPath(errorCodesApi), input.bundleJsonPath(hostappApi));
+  const retentionTable = await renderRetentionTable(input.bundleJsonPath(errorCodesApi));
 
   const guides = await loadGuides();
   const links = new RepoLinks(new Set(guides.map((guide) => guide.slug)));
@@ -57,7 +59,12 @@ export async function renderLandingPage(input: LandingPageInput): Promise<Landin
   const tablePlaced = guideSections.some((html) => html.includes(errorCodeTableMarker));
   const errorSection = `<section class="guide" aria-labelledby="error-codes">\n<h2 id="error-codes">Error codes</h2>\n${errorTable}\n</section>`;
   const guidesHtml = [
-    ...guideSections.map((html) => html.replace(errorCodeTableMarker, errorTable).replace(lifecycleTableMarker, lifecycleTable)),
+    ...guideSections.map((html) =>
+      html
+        .replace(errorCodeTableMarker, errorTable)
+        .replace(lifecycleTableMarker, lifecycleTable)
+        .replace(retentionTableMarker, retentionTable),
+    ),
     ...(tablePlaced ? [] : [errorSection]),
   ].join('\n');
 

@@ -37,6 +37,9 @@ export async function forwardEvent(
     event_type: request.event_type,
     external_event_id: request.external_event_id ?? null,
     payload: stringifyLossless(request.payload),
+    // Whom the event names, kept beside it so an erasure finds it without reading payloads (ADR 0041).
+    names_user: namedText(request.payload, 'hostapp_user_id'),
+    names_payment: namedText(request.payload, 'order_payment_id'),
   };
   const refuse = async (error: ApiError): Promise<never> => {
     platform.metrics.events.inc({ direction, outcome: 'refused' });
@@ -91,4 +94,11 @@ function eventIdFor(direction: EventDirection, senderId: string, externalEventId
   if (externalEventId === undefined) return `evt_${randomUUID().replaceAll('-', '')}`;
   const digest = createHash('sha256').update(`${direction}\n${senderId}\n${externalEventId}`).digest('hex');
   return `evt_${digest.slice(0, 32)}`;
+}
+
+/** A payload's top-level text member `name`, or null. */
+function namedText(payload: unknown, name: string): string | null {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload) || !Object.hasOwn(payload, name)) return null;
+  const value = (payload as Record<string, unknown>)[name];
+  return typeof value === 'string' && value.length > 0 ? value : null;
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { loadDocument, resolve } from '../../contract/documents.js';
@@ -23,6 +24,15 @@ export function sendReply(
 ): void {
   res.status(reply.status ?? 200);
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  // A download streamed as it is produced (a statement's CSV): a failure midway cuts the connection,
+  // so the client never takes a truncated file for a whole one.
+  if (reply.contentType && reply.body instanceof Readable) {
+    const body = reply.body;
+    res.setHeader('Content-Type', reply.contentType);
+    body.on('error', () => res.destroy());
+    body.pipe(res);
+    return;
+  }
   if (reply.contentType && typeof reply.body === 'string') {
     res.type(reply.contentType).send(reply.body);
     return;

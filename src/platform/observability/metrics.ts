@@ -19,6 +19,12 @@ export interface Metrics {
   reconcileAsks: Counter<'outcome'>;
   /** Payments found still in process after their expiry (stuck), as they became so. */
   paymentsStuck: Counter;
+  /** Rows the retention purge deleted or redacted, by kind of record (ADR 0041). */
+  recordsPurged: Counter<'kind'>;
+  /** Purge batches run, by kind of record. */
+  purgeBatches: Counter<'kind'>;
+  /** Statement days this instance closed (ADR 0041). */
+  statementDaysClosed: Counter;
 }
 
 /** What the gauges read at each scrape; while the database is down they keep their last values. */
@@ -99,6 +105,23 @@ export function createMetrics(sources: MetricSources): Metrics {
     paymentsStuck: new Counter({
       name: 'minibridge_payments_became_stuck_total',
       help: 'Payments found still in process after their expiry (stuck), counted as they became so.',
+      registers: [registry],
+    }),
+    recordsPurged: new Counter({
+      name: 'minibridge_records_purged_total',
+      help: 'Rows the retention purge deleted or redacted, by kind of record (x-retention).',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    purgeBatches: new Counter({
+      name: 'minibridge_purge_batches_total',
+      help: 'Retention purge batches run, by kind of record.',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    statementDaysClosed: new Counter({
+      name: 'minibridge_statement_days_closed_total',
+      help: 'Statement days this instance closed.',
       registers: [registry],
     }),
   };

@@ -23,6 +23,10 @@ import { listAuditEntries } from './listAuditEntries.js';
 import { listPartnerPayments } from './listPartnerPayments.js';
 import { getPartnerPayment } from './getPartnerPayment.js';
 import { listPayments } from './listPayments.js';
+import { getPartnerStatement } from './getPartnerStatement.js';
+import { downloadPartnerStatement } from './downloadPartnerStatement.js';
+import { getRetentionPolicy } from './getRetentionPolicy.js';
+import { eraseHostappUser } from './eraseHostappUser.js';
 import { listDeliveries } from './listDeliveries.js';
 import { redeliverDelivery } from './redeliverDelivery.js';
 import { sendHostappEvent } from './sendHostappEvent.js';
@@ -58,4 +62,8 @@ export const handlers: HandlerTable = {
   listPartnerPayments,
   getPartnerPayment,
   listPayments,
+  getPartnerStatement,
+  downloadPartnerStatement,
+  getRetentionPolicy,
+  eraseHostappUser,
 };

@@ -3,7 +3,10 @@ import { batched, e1WriteBatching, inRounds } from './batch.js';
 import { batchingFor, type Db } from './db.js';
 import { addMs, type Clock } from './time.js';
 
-/** How long an Idempotency-Key is kept (D7); miniapp_order_id keys are kept for good. */
+/**
+ * How long an Idempotency-Key is kept by default (D7): the contract's `x-retention.idempotency_keys`
+ * (ADR 0041) sets it; miniapp_order_id keys are kept as long as their payment.
+ */
 export const idempotencyKeyTtlMs = 24 * 60 * 60 * 1000;
 
 /** What identifies one E1 request for idempotency (D7). */
@@ -118,7 +121,7 @@ interface ReserveRequest {
   now: Date;
 }
 
-export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): Idempotency {
+export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number, keyTtlMs = idempotencyKeyTtlMs): Idempotency {
   async function release(reservation: Reservation): Promise<void> {
     await db.query(`DELETE FROM idempotency_keys WHERE key = ANY($1::text[]) AND reservation_id = $2 AND state = 'pending'`, [
       reservation.keys,
@@ -142,7 +145,7 @@ export function createIdempotency(db: Db, clock: Clock, staleAfterMs: number): I
         key,
         request_hash: requestHash,
         reservation_id: reservation.reservation_id,
-        expires_at: expires ? addMs(now, idempotencyKeyTtlMs).toISOString() : null,
+        expires_at: expires ? addMs(now, keyTtlMs).toISOString() : null,
       })),
     );
     const held = await db.query<{ key: string; reservation_id: string }>(reserveStatement, [

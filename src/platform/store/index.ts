@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { reservationStaleAfterMs } from '../../contract/limits.js';
+import { financialRecordMembers, retentionBounds, statementDayRule } from '../../contract/records.js';
 import { openDb, type Db, type DbConfig } from './db.js';
 import { createEventLog, type EventLog } from './eventLog.js';
 import { createIdempotency, type Idempotency } from './idempotency.js';
@@ -12,6 +13,8 @@ import { createPartners, type Partners } from './partners.js';
 import { createPaymentRecords, type PaymentRecords } from './paymentRecords.js';
 import { createReconciliation, type Reconciliation } from './reconciliation.js';
 import { createReplayGuard, type ReplayGuard } from './replayGuard.js';
+import { createRetention, type Retention } from './retention.js';
+import { createStatements, type StatementRule, type Statements } from './statements.js';
 import { systemClock, type Clock } from './time.js';
 
 export type { Db, DbConfig, Listening, Queryable } from './db.js';
@@ -33,8 +36,12 @@ export { InvalidCursorError, lostAttemptError } from './outbox.js';
 export type { CredentialRow, NewAuditEntry, PartnerKind, PartnerRow, Partners, PartnerSnapshotRows } from './partners.js';
 export { credentialView, PartnerExists, PARTNERS_CHANNEL } from './partners.js';
 export type { Clock } from './time.js';
+export { storableInstant } from './time.js';
 export type { AskRecord, ReconcileClaim, ReconcileClaimOptions } from './reconciliation.js';
 export type { PaymentQuery } from './paymentRecords.js';
+export type { ErasureCounts, PurgeKind, Retention } from './retention.js';
+export type { LinesPage, StatementOwner, StatementRule, Statements } from './statements.js';
+export { decodeCursor as checkStatementCursor, utcDay } from './statements.js';
 export type { BucketTake, RateLimitBuckets } from './rateLimitBuckets.js';
 
 export interface Store {
@@ -52,6 +59,10 @@ export interface Store {
   readonly reconciliation: Reconciliation;
   /** The dashboard's lists of payments and a payment's timeline. */
   readonly paymentRecords: PaymentRecords;
+  /** Daily statements, closed once per day (ADR 0041). */
+  readonly statements: Statements;
+  /** The purge of aged records and the erasure of one user's personal data (ADR 0041). */
+  readonly retention: Retention;
   /** Resolves when the database answers; for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -67,6 +78,10 @@ export interface StoreOptions {
   newEventId?: () => string;
   /** Ids chosen for given rows instead of random ones (the sandbox's, ADR 0043). */
   pinnedIds?: PinnedIds;
+  /** How long an Idempotency-Key is kept (default: the contract's `x-retention.idempotency_keys`). */
+  idempotencyKeyTtlMs?: number;
+  /** When statement days close (default: the contract's `x-statement-day`). */
+  statementRule?: StatementRule;
 }
 
 export type { PinnedIds } from './pinnedIds.js';
@@ -81,7 +96,12 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
   return {
     db,
     orderPayments: createOrderPayments(db, clock, options.newEventId ?? newEventId, options.pinnedIds?.delivery),
-    idempotency: createIdempotency(db, clock, options.idempotencyStaleAfterMs ?? reservationStaleAfterMs()),
+    idempotency: createIdempotency(
+      db,
+      clock,
+      options.idempotencyStaleAfterMs ?? reservationStaleAfterMs(),
+      options.idempotencyKeyTtlMs ?? retentionBounds().idempotency_keys.default * 86_400_000,
+    ),
     outbox: createOutbox(db, clock),
     eventLog: createEventLog(db, clock),
     replayGuard: createReplayGuard(db, clock, options.replayPurgeEvery ?? 100),
@@ -89,6 +109,8 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
     partners: createPartners(db, clock, options.pinnedIds?.credential),
     reconciliation: createReconciliation(db, clock),
     paymentRecords: createPaymentRecords(db),
+    statements: createStatements(db, clock, options.statementRule ?? statementDayRule()),
+    retention: createRetention(db, clock, financialRecordMembers()),
     async ping() {
       await db.query('SELECT 1');
     },

@@ -2,6 +2,7 @@ import type { components } from '../../../generated/types/platform.js';
 import type { Db } from './db.js';
 import { deliveryColumns, deliveryFromRow, InvalidCursorError } from './outbox.js';
 import type { OrderPaymentRef } from './orderPayments.js';
+import { storableInstant } from './time.js';
 
 type Schemas = components['schemas'];
 type DashboardPayment = Schemas['DashboardPayment'];
@@ -97,11 +98,12 @@ function decodeCursor(cursor: string): [Date, string, string] {
     !Array.isArray(parsed) ||
     parsed.length !== 3 ||
     !parsed.every((part) => typeof part === 'string' && part.length > 0 && part.length <= 250 && !part.includes('\u0000')) ||
-    !isoInstant.test(parsed[0]) ||
-    Number.isNaN(Date.parse(parsed[0]))
+    !isoInstant.test(parsed[0])
   )
     throw new InvalidCursorError(cursor);
-  return [new Date(parsed[0]), parsed[1], parsed[2]];
+  const instant = storableInstant(parsed[0]);
+  if (!instant) throw new InvalidCursorError(cursor);
+  return [instant, parsed[1], parsed[2]];
 }
 
 export function createPaymentRecords(db: Db): PaymentRecords {

@@ -91,6 +91,39 @@ function base64(text) {
  * error the contract's `{ error_code, error_message }`.
  */
 export async function call(session, operationId, { params = {}, body } = {}) {
+  const response = await send(session, operationId, { params, body, accept: 'application/json' });
+  const text = await response.text();
+  let parsed;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = { error_code: 'UNKNOWN_ERROR', error_message: `the platform answered HTTP ${response.status} with a body that is not JSON` };
+  }
+  return { ok: response.ok, status: response.status, body: parsed };
+}
+
+/**
+ * Downloads what an operation answers as a file (a statement's CSV): `{ ok: true, blob, filename }`,
+ * the file name from its Content-Disposition; an error answers like `call`.
+ */
+export async function download(session, operationId, { params = {} } = {}) {
+  const response = await send(session, operationId, { params, accept: '*/*' });
+  if (!response.ok) {
+    const text = await response.text();
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { error_code: 'UNKNOWN_ERROR', error_message: `the platform answered HTTP ${response.status}` };
+    }
+    return { ok: false, status: response.status, body: parsed };
+  }
+  const disposition = response.headers.get('Content-Disposition') ?? '';
+  const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'download';
+  return { ok: true, status: response.status, blob: await response.blob(), filename };
+}
+
+async function send(session, operationId, { params, body, accept }) {
   const contract = await loadContract();
   const { method, path, operation, item } = await findOperation(operationId);
   const declared = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((parameter) => deref(contract, parameter));
@@ -103,23 +136,15 @@ export async function call(session, operationId, { params = {}, body } = {}) {
     else if (parameter.in === 'query') query.set(parameter.name, String(value));
   }
   if (/\{[^}]+\}/.test(url)) throw new Error(`${operationId}: missing path parameter in ${url}`);
-  const headers = { Accept: 'application/json' };
+  const headers = { Accept: accept };
   const auth = await authorization(operation, contract, session);
   if (auth) headers.Authorization = auth;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const target = new URL(`..${url}${query.toString() ? `?${query}` : ''}`, location.href);
-  const response = await fetch(target, {
+  return fetch(target, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: 'omit',
   });
-  const text = await response.text();
-  let parsed;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = { error_code: 'UNKNOWN_ERROR', error_message: `the platform answered HTTP ${response.status} with a body that is not JSON` };
-  }
-  return { ok: response.ok, status: response.status, body: parsed };
 }

@@ -1,11 +1,11 @@
 // The partner dashboard: a partner's settings, credentials and their rotation, its payments with
-// their timelines, its E6 deliveries with redelivery, and its audit log, through the Dashboard API. Operations are named by
+// their timelines, its daily statements with a CSV download, its E6 deliveries with redelivery, and its audit log, through the Dashboard API. Operations are named by
 // operationId and found in the contract (contract.js); forms and tables are made from the
 // contract's schemas (forms.js), so a field added to the contract appears here without a change.
 //
 // The credentials a user signs in with live in `session`, in this module's memory only: never in
 // localStorage, sessionStorage or a cookie, so a reload or a closed tab forgets them (ADR 0030).
-import { call, deref, findOperation, loadContract, requestSchema } from './contract.js';
+import { call, deref, download, findOperation, loadContract, requestSchema } from './contract.js';
 import { changes, clearErrors, flatten, renderObjectFields, showError } from './forms.js';
 
 const $ = (id) => document.getElementById(id);
@@ -27,7 +27,7 @@ let session;
 let contract;
 /** The partner record shown, as the platform last answered it: what the settings form changes. */
 let shownRecord;
-const cursors = { payments: undefined, deliveries: undefined, audit: undefined };
+const cursors = { payments: undefined, statements: undefined, deliveries: undefined, audit: undefined };
 
 function partnerParams(extra = {}) {
   return {
@@ -200,6 +200,10 @@ const LOADERS = {
   settings: async () => {},
   credentials: loadCredentials,
   payments: () => loadPayments(false),
+  statements: async () => {
+    // Yesterday (UTC) by default: the latest day that can have closed.
+    if (!$('statements-day').value) $('statements-day').value = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  },
   deliveries: () => loadDeliveries(false),
   audit: () => loadAudit(false),
 };
@@ -648,6 +652,37 @@ async function redeliver(delivery, button) {
   }
 }
 
+// ---- statements -------------------------------------------------------------------------------
+
+async function loadStatement(more) {
+  panelError($('statements-error'));
+  const day = $('statements-day').value;
+  const answer = await call(session, 'getPartnerStatement', {
+    params: partnerParams({ day, limit: 200, cursor: more ? cursors.statements : undefined }),
+  });
+  if (!answer.ok) return panelError($('statements-error'), answer);
+  cursors.statements = answer.body.next_cursor ?? undefined;
+  $('statements-more').hidden = !cursors.statements;
+  const { operation } = await findOperation('getPartnerStatement');
+  const schema = flatten(contract, deref(contract, operation.responses?.['200'])?.content?.['application/json']?.schema);
+  const part = (name) => flatten(contract, flatten(contract, schema.properties?.[name]).items);
+  renderTable($('statements-totals'), part('totals'), answer.body.totals);
+  renderTable($('statements-lines'), part('lines'), answer.body.lines, { append: more });
+}
+
+async function downloadStatement() {
+  panelError($('statements-error'));
+  const answer = await download(session, 'downloadPartnerStatement', { params: partnerParams({ day: $('statements-day').value }) });
+  if (!answer.ok) return panelError($('statements-error'), answer);
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(answer.blob);
+  link.download = answer.filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+}
+
 // ---- audit ------------------------------------------------------------------------------------
 
 async function loadAudit(more) {
@@ -704,6 +739,27 @@ $('payments-more').addEventListener(
     () => $('payments-error'),
   ),
 );
+$('statements-form').addEventListener(
+  'submit',
+  guarded(
+    (event) => {
+      event.preventDefault();
+      return loadStatement(false);
+    },
+    () => $('statements-error'),
+  ),
+);
+$('statements-more').addEventListener(
+  'click',
+  guarded(
+    () => loadStatement(true),
+    () => $('statements-error'),
+  ),
+);
+$('statements-download').addEventListener(
+  'click',
+  guarded(downloadStatement, () => $('statements-error')),
+);
 $('deliveries-filter').addEventListener(
   'submit',
   guarded(
@@ -748,6 +804,7 @@ for (const tab of document.querySelectorAll('[role="tab"]')) {
     settings: 'settings-form',
     credentials: 'credentials-error',
     payments: 'payments-error',
+    statements: 'statements-error',
     deliveries: 'deliveries-error',
     audit: 'audit-error',
   }[name];

@@ -1,0 +1,92 @@
+import { loadDocument, resolve, type JsonObject } from './documents.js';
+
+/*
+ * The records policy the Platform API publishes as data (ADR 0041): the statement day
+ * (`x-statement-day`), each kind of record's retention period with its bounds (`x-retention`) and
+ * the members of an order that are its financial record (OrderDetails' `x-financial-record`).
+ * Read on first use, like the limits.
+ */
+
+/** Days close in UTC, `closesAfterMs` after they end; late settlements up to `lookBackDays` old become adjustments. */
+export interface StatementDayRule {
+  closesAfterMs: number;
+  lookBackDays: number;
+}
+
+export function statementDayRule(): StatementDayRule {
+  if (!statementDay) {
+    const rule = (loadDocument('platform') as JsonObject)['x-statement-day'] as JsonObject | undefined;
+    const closes = rule?.closes_after_seconds;
+    const lookBack = rule?.look_back_days;
+    if (rule?.time_zone !== 'UTC' || !wholeNumber(closes) || !wholeNumber(lookBack) || closes >= 86_400)
+      throw new Error('the Platform API lost x-statement-day (UTC, closes_after_seconds under a day, look_back_days)');
+    statementDay = { closesAfterMs: closes * 1000, lookBackDays: lookBack };
+  }
+  return statementDay;
+}
+let statementDay: StatementDayRule | undefined;
+
+export const retentionKinds = [
+  'event_payloads',
+  'deliveries',
+  'reconcile_asks',
+  'order_personal_details',
+  'replay_guard',
+  'idempotency_keys',
+  'financial_record',
+] as const;
+export type RetentionKind = (typeof retentionKinds)[number];
+
+export interface RetentionBounds {
+  default: number;
+  minimum: number;
+  maximum: number;
+}
+
+/** Each kind's default period and bounds, in days. */
+export function retentionBounds(): Record<RetentionKind, RetentionBounds> {
+  if (!retention) {
+    const data = (loadDocument('platform') as JsonObject)['x-retention'] as Record<string, JsonObject> | undefined;
+    const read = (kind: RetentionKind): RetentionBounds => {
+      const entry = data?.[kind];
+      const value = { default: entry?.default, minimum: entry?.minimum, maximum: entry?.maximum };
+      if (!wholeNumber(value.default) || !wholeNumber(value.minimum) || !wholeNumber(value.maximum))
+        throw new Error(`the Platform API lost x-retention.${kind} (default, minimum, maximum in days)`);
+      if (value.minimum > value.default || value.default > value.maximum)
+        throw new Error(`x-retention.${kind}: the default lies outside its bounds`);
+      return value as RetentionBounds;
+    };
+    if (Object.keys(data ?? {}).some((kind) => !(retentionKinds as readonly string[]).includes(kind)))
+      throw new Error('x-retention names a kind of record the platform does not know');
+    retention = Object.fromEntries(retentionKinds.map((kind) => [kind, read(kind)])) as Record<RetentionKind, RetentionBounds>;
+  }
+  return retention;
+}
+let retention: Record<RetentionKind, RetentionBounds> | undefined;
+
+/** The environment variable that sets a kind's period. */
+export function retentionSetting(kind: RetentionKind): string {
+  return `MINIBRIDGE_RETENTION_${kind.toUpperCase()}_DAYS`;
+}
+
+/** The members of an order kept as its financial record: OrderDetails' `x-financial-record`. */
+export function financialRecordMembers(): readonly string[] {
+  if (!financial) {
+    const document = loadDocument('platform');
+    const details = resolve<JsonObject & { properties?: JsonObject }>(document, document.components.schemas?.OrderDetails);
+    const members = details?.['x-financial-record'];
+    if (
+      !Array.isArray(members) ||
+      members.length === 0 ||
+      !members.every((member) => typeof member === 'string' && details.properties && member in details.properties)
+    )
+      throw new Error('the Platform API lost OrderDetails.x-financial-record (members of OrderDetails)');
+    financial = members as string[];
+  }
+  return financial;
+}
+let financial: readonly string[] | undefined;
+
+function wholeNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}

@@ -1,0 +1,199 @@
+import type { components } from '../../../generated/types/platform.js';
+import type { Db } from './db.js';
+import { InvalidCursorError } from './outbox.js';
+import type { Clock } from './time.js';
+
+type Schemas = components['schemas'];
+type StatementLine = Schemas['StatementLine'];
+type StatementTotal = Schemas['StatementTotal'];
+
+const DAY_MS = 86_400_000;
+
+/** Whose statement: a miniapp's payments (`app_id`) or a host app's (`client_id`). */
+export interface StatementOwner {
+  kind: 'miniapp' | 'hostapp';
+  id: string;
+}
+
+export interface StatementRule {
+  /** A day closes this long after it ends. */
+  closesAfterMs: number;
+  /** A settlement stamped at most this many days before the closing day is listed on it as an adjustment. */
+  lookBackDays: number;
+}
+
+export interface LinesPage {
+  lines: StatementLine[];
+  next_cursor: string | null;
+}
+
+/**
+ * Daily statements (ADR 0041). A day is closed once, in order, by whichever instance takes the one
+ * progress row first (FOR UPDATE SKIP LOCKED: the others skip, nobody waits); its lines are
+ * written then and never change. Reads only ever see closed days.
+ */
+export interface Statements {
+  /** Closes the next day if it is due; true when this call closed one. */
+  closeNextDay(): Promise<boolean>;
+  /** When the day closed, or null while it is open (or before the records began). */
+  closedAt(day: string): Promise<Date | null>;
+  /** The whole day's totals for one owner, per currency and status, exact (NUMERIC sums written as text). */
+  totals(owner: StatementOwner, day: string): Promise<StatementTotal[]>;
+  /** Lines ordered by client_id then order_payment_id, after `cursor`. */
+  lines(owner: StatementOwner, day: string, limit: number, cursor?: string): Promise<LinesPage>;
+}
+
+interface LineRow {
+  client_id: string;
+  order_payment_id: string;
+  app_id: string;
+  miniapp_order_id: string | null;
+  amount_text: string;
+  currency: string;
+  payment_status: StatementLine['payment_status'];
+  payment_fail_reason: string | null;
+  settled_by: StatementLine['settled_by'] | null;
+  created_at: Date;
+  settled_at: Date;
+  adjustment: boolean;
+}
+
+/** The UTC date of an instant, `YYYY-MM-DD`. */
+export function utcDay(instant: Date): string {
+  return instant.toISOString().slice(0, 10);
+}
+
+function dayStart(day: string): Date {
+  return new Date(`${day}T00:00:00.000Z`);
+}
+
+function encodeCursor(row: LineRow): string {
+  return Buffer.from(JSON.stringify([row.client_id, row.order_payment_id])).toString('base64url');
+}
+
+/** A lines cursor's key, or InvalidCursorError for anything this store did not make. */
+export function decodeCursor(cursor: string): [string, string] {
+  if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError(cursor);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError(cursor);
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    !parsed.every((part) => typeof part === 'string' && part.length > 0 && part.length <= 250 && !part.includes('\u0000'))
+  )
+    throw new InvalidCursorError(cursor);
+  return [parsed[0], parsed[1]];
+}
+
+function toLine(row: LineRow): StatementLine {
+  return {
+    client_id: row.client_id,
+    order_payment_id: row.order_payment_id,
+    app_id: row.app_id,
+    ...(row.miniapp_order_id !== null && { miniapp_order_id: row.miniapp_order_id }),
+    amount: row.amount_text,
+    currency: row.currency,
+    payment_status: row.payment_status,
+    ...(row.payment_fail_reason !== null && { payment_fail_reason: row.payment_fail_reason }),
+    ...(row.settled_by !== null && { settled_by: row.settled_by }),
+    created_at: row.created_at.toISOString(),
+    settled_at: row.settled_at.toISOString(),
+    adjustment: row.adjustment,
+  };
+}
+
+const ownerColumn = (owner: StatementOwner) => (owner.kind === 'miniapp' ? 'app_id' : 'client_id');
+
+export function createStatements(db: Db, clock: Clock, rule: StatementRule): Statements {
+  return {
+    closeNextDay() {
+      return db.transaction(async (tx) => {
+        const [progress] = await tx.query<{ closed_through: string | null }>(
+          `SELECT to_char(closed_through, 'YYYY-MM-DD') AS closed_through FROM statement_progress FOR UPDATE SKIP LOCKED`,
+        );
+        // Another instance is closing a day right now, or the row is missing (an emptied table):
+        // an insert that wins holds it like the lock would.
+        if (!progress) {
+          const [made] = await tx.query<{ singleton: boolean }>(
+            'INSERT INTO statement_progress (singleton, closed_through) VALUES (TRUE, NULL) ON CONFLICT DO NOTHING RETURNING singleton',
+          );
+          if (!made) return false;
+        }
+        const closedThrough = progress?.closed_through ?? null;
+        const now = clock();
+        const lastCloseable = utcDay(new Date(now.getTime() - rule.closesAfterMs - DAY_MS));
+        let day: string;
+        if (closedThrough !== null) day = utcDay(new Date(dayStart(closedThrough).getTime() + DAY_MS));
+        else {
+          // The first close is of the day of the first settlement on record: days before it have no statement.
+          const [first] = await tx.query<{ at: Date | null }>(
+            `SELECT min(at) AS at FROM payment_status_history WHERE to_status <> 'in_process'`,
+          );
+          if (!first?.at) return false;
+          day = utcDay(first.at);
+        }
+        if (day > lastCloseable) return false;
+        const start = dayStart(day);
+        await tx.query('INSERT INTO statement_days (day, closed_at) VALUES ($1::date, $2)', [day, now]);
+        // Each settled payment once, ever: its first terminal transition, stamped in this day or
+        // (a clock behind, or an instance that wrote after the close) in an earlier closed day
+        // within the look-back, then listed as an adjustment.
+        await tx.query(
+          `INSERT INTO statement_lines (day, client_id, order_payment_id, app_id, miniapp_order_id, amount_text, currency,
+             payment_status, payment_fail_reason, settled_by, created_at, settled_at, adjustment)
+           SELECT $1::date, p.client_id, p.order_payment_id, p.app_id, p.miniapp_order_id, p.amount_text, p.currency,
+             t.to_status, p.payment_fail_reason, p.settled_by, p.created_at, t.at, t.at < $2
+           FROM (
+             SELECT DISTINCT ON (h.client_id, h.order_payment_id) h.client_id, h.order_payment_id, h.to_status, h.at
+             FROM payment_status_history h
+             WHERE h.to_status <> 'in_process' AND h.at >= $3 AND h.at < $4
+               AND NOT EXISTS (SELECT 1 FROM statement_lines s WHERE s.client_id = h.client_id AND s.order_payment_id = h.order_payment_id)
+             ORDER BY h.client_id, h.order_payment_id, h.id
+           ) t JOIN order_payments p ON p.client_id = t.client_id AND p.order_payment_id = t.order_payment_id`,
+          [day, start, new Date(start.getTime() - rule.lookBackDays * DAY_MS), new Date(start.getTime() + DAY_MS)],
+        );
+        await tx.query('UPDATE statement_progress SET closed_through = $1::date', [day]);
+        return true;
+      });
+    },
+
+    async closedAt(day) {
+      const [row] = await db.query<{ closed_at: Date }>('SELECT closed_at FROM statement_days WHERE day = $1::date', [day]);
+      return row?.closed_at ?? null;
+    },
+
+    async totals(owner, day) {
+      const rows = await db.query<{ currency: string; payment_status: StatementTotal['payment_status']; count: string; amount: string }>(
+        `SELECT currency, payment_status, count(*)::text AS count, sum(amount_text::numeric)::text AS amount
+         FROM statement_lines WHERE day = $1::date AND ${ownerColumn(owner)} = $2
+         GROUP BY currency, payment_status ORDER BY currency, payment_status`,
+        [day, owner.id],
+      );
+      return rows.map((row) => ({
+        currency: row.currency,
+        payment_status: row.payment_status,
+        count: Number(row.count),
+        amount: row.amount,
+      }));
+    },
+
+    async lines(owner, day, limit, cursor) {
+      const after = cursor === undefined ? null : decodeCursor(cursor);
+      const rows = await db.query<LineRow>(
+        `SELECT client_id, order_payment_id, app_id, miniapp_order_id, amount_text, currency, payment_status,
+           payment_fail_reason, settled_by, created_at, settled_at, adjustment
+         FROM statement_lines
+         WHERE day = $1::date AND ${ownerColumn(owner)} = $2
+           AND ($3::text IS NULL OR (client_id, order_payment_id) > ($3, $4::text))
+         ORDER BY client_id, order_payment_id LIMIT $5`,
+        [day, owner.id, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+      );
+      const page = rows.slice(0, limit);
+      return { lines: page.map(toLine), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+    },
+  };
+}

@@ -1,0 +1,325 @@
+/**
+ * Statements, retention and erasure in the store (ADR 0041), on each backend, with the clock moved
+ * by hand. Expected values come from the contract (`x-statement-day`, `x-retention`,
+ * OrderDetails' `x-financial-record`) and from SQL over the payments themselves, never from the
+ * code under test.
+ */
+import { beforeEach, expect, it } from 'vitest';
+import { financialRecordMembers, retentionBounds, retentionKinds, statementDayRule } from '../../src/contract/records.js';
+import { createStore, type NewOrderPayment, type StatementOwner, type Store } from '../../src/platform/store/index.js';
+import { describeEachBackend } from '../support/databases.js';
+import { manualClock, newOrderPayment, transitionTo } from './fixtures.js';
+
+const DAY = 86_400_000;
+const bounds = retentionBounds();
+const miniapp: StatementOwner = { kind: 'miniapp', id: 'ma_shop' };
+const hostapp: StatementOwner = { kind: 'hostapp', id: 'ha_superapp' };
+
+/** An order with every kind of member: financial ones and personal ones. */
+function fullOrder(payment: Partial<NewOrderPayment>): string {
+  return (
+    `{"currency":"VND","amount":${JSON.stringify(payment.amount ?? '12.30')},"subtotal_amount":12345678901234567.80,"tax_amount":"1.10",` +
+    `"taxes_included":true,"miniapp_order_id":"mo_1","hostapp_user_id":${JSON.stringify(payment.hostapp_user_id ?? 'user_42')},` +
+    `"note":"ring twice","items":[{"name":"Tea","price":"1"}],"shipping_address":{"name":"An Nguyen","phone":"+84900000000"},` +
+    `"custom_attributes":{"k":"v"}}`
+  );
+}
+
+describeEachBackend('records', (database) => {
+  const clock = manualClock(new Date('2026-03-10T10:00:00.000Z'));
+  let store: Store;
+  beforeEach(() => {
+    store = createStore(database.db, { clock: clock.now });
+  });
+
+  async function pay(overrides: Partial<NewOrderPayment>, status?: 'paid' | 'cancelled' | 'failed', at = store) {
+    const payment = newOrderPayment({ ...overrides, order_json: fullOrder(overrides) });
+    await store.orderPayments.create(payment, null);
+    if (status) await at.orderPayments.transition(transitionTo(payment, status), () => '{}');
+    return payment;
+  }
+
+  /** The day's statement of one owner as the API would render it, for byte comparisons. */
+  async function snapshot(owner: StatementOwner, day: string): Promise<string> {
+    return JSON.stringify([await store.statements.totals(owner, day), await store.statements.lines(owner, day, 1000)]);
+  }
+
+  it('a day closes once, at 01:00 UTC the next day; its paid total is the store sum; both sides list the same; a late settlement is an adjustment', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const rule = statementDayRule();
+    const paid = await pay({ amount: '12345678901234567.89' }, 'paid');
+    await pay({ amount: '0.01' }, 'paid');
+    await pay({ amount: '99.90' }, 'cancelled');
+    await pay({ amount: '5', app_id: 'ma_other' }, 'paid');
+    await pay({ amount: '7', client_id: 'ha_other' }, 'paid');
+    const late = await pay({ amount: '40.00' });
+    // Before its close, nothing; at it, the day closes, once.
+    clock.advance(Date.parse('2026-03-11T00:00:00.000Z') + rule.closesAfterMs - 1 - clock.now().getTime());
+    expect(await store.statements.closeNextDay()).toBe(false);
+    clock.advance(1);
+    expect(await store.statements.closeNextDay()).toBe(true);
+    expect(await store.statements.closeNextDay()).toBe(false);
+    expect(await store.statements.closedAt('2026-03-10')).toEqual(clock.now());
+
+    const [{ sum }] = (await store.db.query<{ sum: string }>(
+      `SELECT sum(p.amount)::text AS sum FROM order_payments p JOIN payment_status_history h USING (client_id, order_payment_id)
+       WHERE h.to_status = 'paid' AND h.at >= '2026-03-10' AND h.at < '2026-03-11' AND p.app_id = 'ma_shop'`,
+    )) as [{ sum: string }];
+    const totals = await store.statements.totals(miniapp, '2026-03-10');
+    expect(totals.find((total) => total.payment_status === 'paid')).toEqual({
+      currency: 'VND',
+      payment_status: 'paid',
+      count: 3,
+      amount: sum,
+    });
+    expect(sum).toBe('12345678901234574.90');
+    const lines = await store.statements.lines(miniapp, '2026-03-10', 1000);
+    expect(lines.lines.find((line) => line.order_payment_id === paid.order_payment_id)?.amount).toBe('12345678901234567.89');
+
+    // The pair's lines are the same on both sides.
+    const pairOf = async (owner: StatementOwner) =>
+      (await store.statements.lines(owner, '2026-03-10', 1000)).lines.filter(
+        (line) => line.app_id === 'ma_shop' && line.client_id === 'ha_superapp',
+      );
+    expect(await pairOf(hostapp)).toEqual(await pairOf(miniapp));
+    expect((await pairOf(hostapp)).length).toBe(3);
+
+    // Pages by keyset give the same lines.
+    const first = await store.statements.lines(miniapp, '2026-03-10', 2);
+    const second = await store.statements.lines(miniapp, '2026-03-10', 2, first.next_cursor!);
+    expect([...first.lines, ...second.lines]).toEqual(lines.lines);
+    await expect(store.statements.lines(miniapp, '2026-03-10', 2, 'bm90LWEtY3Vyc29y')).rejects.toThrow();
+
+    // A settlement stamped in the closed day by a clock behind: listed on the next day, as an adjustment.
+    const before = await snapshot(miniapp, '2026-03-10');
+    const behind = createStore(database.db, { clock: () => new Date('2026-03-10T23:00:00.000Z') });
+    await behind.orderPayments.transition(transitionTo(late, 'paid'), () => '{}');
+    clock.advance(DAY);
+    expect(await store.statements.closeNextDay()).toBe(true);
+    expect(await snapshot(miniapp, '2026-03-10')).toBe(before);
+    const next = await store.statements.lines(miniapp, '2026-03-11', 1000);
+    expect(next.lines).toEqual([
+      expect.objectContaining({
+        order_payment_id: late.order_payment_id,
+        adjustment: true,
+        amount: '40.00',
+        settled_at: '2026-03-10T23:00:00.000Z',
+      }),
+    ]);
+  });
+
+  it('after each period the data is gone or redacted as published; what the policy keeps is untouched', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const t0 = clock.now().getTime();
+    const settled = await pay({}, 'paid');
+    const open = await pay({});
+    await store.db.query(`UPDATE deliveries SET status = 'delivered', next_attempt_at = NULL, delivered_at = $1`, [clock.now()]);
+    await store.db.query(
+      `INSERT INTO reconcile_asks (client_id, order_payment_id, asked_at, duration_ms, outcome) VALUES ($1, $2, $3, 5, 'in_process')`,
+      [settled.client_id, settled.order_payment_id, clock.now()],
+    );
+    await store.eventLog.record({
+      event_id: 'evt_1',
+      direction: 'hostapp_to_miniapp',
+      app_id: 'ma_shop',
+      client_id: 'ha_superapp',
+      event_type: 'x',
+      external_event_id: null,
+      payload: '{"hostapp_user_id":"user_42"}',
+      outcome: 'delivered',
+      error_code: null,
+      receiver_http_status: 200,
+      receiver_response: '{"ok":true}',
+      duration_ms: 3,
+      names_user: 'user_42',
+      names_payment: null,
+    });
+    await store.replayGuard.remember('digest-1', new Date(t0 + 300_000));
+    const reserved = await store.idempotency.reserve(
+      { app_id: 'ma_shop', client_id: 'ha_superapp', miniapp_order_id: 'mo_keep', idempotency_key: 'key-1' },
+      'hash',
+    );
+    if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
+    const keyed = newOrderPayment({ miniapp_order_id: 'mo_keep' });
+    await store.orderPayments.create(keyed, reserved.reservation);
+    await store.orderPayments.transition(transitionTo(keyed, 'cancelled'), () => '{}');
+    await store.db.query(`UPDATE deliveries SET status = 'delivered', next_attempt_at = NULL, delivered_at = $1`, [clock.now()]);
+
+    const purgeAll = async () => {
+      for (const kind of retentionKinds) while ((await store.retention.purge(kind, bounds[kind].default * DAY, 2)) > 0);
+    };
+    const count = async (sql: string) => Number((await store.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${sql}`))[0]!.n);
+    const at = async (ms: number) => {
+      clock.advance(t0 + ms - clock.now().getTime());
+      await purgeAll();
+    };
+
+    await at(300_000);
+    expect(await count('replay_guard')).toBe(1);
+    await at(300_001 + bounds.replay_guard.default * DAY);
+    expect(await count('replay_guard')).toBe(0);
+    await at(bounds.idempotency_keys.default * DAY);
+    expect(await count('idempotency_keys')).toBe(2);
+    await at(bounds.idempotency_keys.default * DAY + 1);
+    expect(await store.db.query('SELECT key FROM idempotency_keys')).toEqual([
+      expect.objectContaining({ key: expect.stringMatching(/^order:/) }),
+    ]);
+
+    const personal = bounds.order_personal_details.default * DAY;
+    expect(bounds.event_payloads.default).toBe(bounds.order_personal_details.default);
+    await at(personal - 1);
+    expect(await count('event_log WHERE payload IS NOT NULL')).toBe(1);
+    expect((await count('delivery_attempts')) + (await count('deliveries'))).toBeGreaterThan(0);
+    expect(await count('reconcile_asks')).toBe(1);
+    const untouched = await store.db.query<{ order_payment_id: string }>(
+      'SELECT order_payment_id, order_json, hostapp_user_id FROM order_payments ORDER BY order_payment_id',
+    );
+    await at(personal + 1);
+    expect(await store.db.query('SELECT payload, receiver_response, names_user FROM event_log')).toEqual([
+      { payload: null, receiver_response: null, names_user: null },
+    ]);
+    expect(await count('deliveries')).toBe(0);
+    expect(await count('reconcile_asks')).toBe(0);
+    const [redacted] = await store.db.query<{
+      order_json: string;
+      hostapp_user_id: string | null;
+      custom_attributes: string | null;
+      amount_text: string;
+    }>('SELECT order_json, hostapp_user_id, custom_attributes, amount_text FROM order_payments WHERE order_payment_id = $1', [
+      settled.order_payment_id,
+    ]);
+    const kept = JSON.parse(redacted!.order_json) as Record<string, unknown>;
+    expect(Object.keys(kept).every((member) => financialRecordMembers().includes(member))).toBe(true);
+    expect(redacted!.order_json).toContain('12345678901234567.80');
+    expect(kept).toMatchObject({ currency: 'VND', amount: '12.30', tax_amount: '1.10', taxes_included: true, miniapp_order_id: 'mo_1' });
+    expect(redacted).toMatchObject({ hostapp_user_id: null, custom_attributes: null, amount_text: '12.30' });
+    // The payment still in process keeps its details: it is still asked about.
+    const stillOpen = await store.db.query<{ order_payment_id: string }>(
+      'SELECT order_payment_id, order_json, hostapp_user_id FROM order_payments WHERE order_payment_id = $1',
+      [open.order_payment_id],
+    );
+    expect(stillOpen).toEqual(untouched.filter((row) => row.order_payment_id === open.order_payment_id));
+    expect(stillOpen[0]).toMatchObject({ hostapp_user_id: 'user_42' });
+
+    await at(bounds.financial_record.default * DAY - 1);
+    expect(await count(`order_payments WHERE order_payment_id = '${settled.order_payment_id}'`)).toBe(1);
+    expect(await count(`idempotency_keys WHERE key LIKE 'order:%mo_keep'`)).toBe(1);
+    await at(bounds.financial_record.default * DAY + 1);
+    expect(await count(`order_payments WHERE order_payment_id = '${settled.order_payment_id}'`)).toBe(0);
+    expect(await count(`payment_status_history WHERE order_payment_id = '${settled.order_payment_id}'`)).toBe(0);
+    expect(await count(`order_payments WHERE order_payment_id = '${open.order_payment_id}'`)).toBe(1);
+    // An order's miniapp_order_id key lasts as long as its record, and goes with it.
+    expect(await count(`idempotency_keys WHERE key LIKE 'order:%mo_keep'`)).toBe(0);
+  });
+
+  it('erasure removes exactly one user’s personal data, leaves money and statements, and repeats only what arrived since', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const mine = [await pay({ hostapp_user_id: 'user_a', amount: '10.00' }, 'paid'), await pay({ hostapp_user_id: 'user_a', amount: '3' })];
+    const theirs = await pay({ hostapp_user_id: 'user_b', amount: '4' }, 'paid');
+    const otherHostapp = await pay({ hostapp_user_id: 'user_a', client_id: 'ha_other' }, 'paid');
+    const event = (id: string, names: { user?: string; payment?: string }, clientId = 'ha_superapp') =>
+      store.eventLog.record({
+        event_id: id,
+        direction: 'hostapp_to_miniapp',
+        app_id: 'ma_shop',
+        client_id: clientId,
+        event_type: 'x',
+        external_event_id: null,
+        payload: `{"secret":"${id}"}`,
+        outcome: 'delivered',
+        error_code: null,
+        receiver_http_status: 200,
+        receiver_response: '{"r":1}',
+        duration_ms: 1,
+        names_user: names.user ?? null,
+        names_payment: names.payment ?? null,
+      });
+    await event('e_user', { user: 'user_a' });
+    await event('e_payment', { payment: mine[1]!.order_payment_id });
+    await event('e_other_user', { user: 'user_b' });
+    await event('e_other_hostapp', { user: 'user_a' }, 'ha_other');
+    clock.advance(DAY);
+    expect(await store.statements.closeNextDay()).toBe(true);
+    const statement = await snapshot(hostapp, '2026-03-10');
+    const rowsOf = async (ids: string[]) =>
+      store.db.query('SELECT * FROM order_payments WHERE order_payment_id = ANY($1::text[]) ORDER BY order_payment_id', [ids]);
+    const othersBefore = await rowsOf([theirs.order_payment_id, otherHostapp.order_payment_id]);
+    const eventsBefore = await store.db.query(`SELECT * FROM event_log WHERE event_id IN ('e_other_user', 'e_other_hostapp') ORDER BY id`);
+
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 2, events: 2 });
+    const erased = await store.db.query<{
+      hostapp_user_id: string | null;
+      order_json: string;
+      amount_text: string;
+      payment_status: string;
+    }>(
+      'SELECT hostapp_user_id, order_json, amount_text, payment_status FROM order_payments WHERE order_payment_id = ANY($1::text[]) ORDER BY amount_text',
+      [mine.map((payment) => payment.order_payment_id)],
+    );
+    expect(erased.map((row) => [row.hostapp_user_id, row.amount_text, row.payment_status])).toEqual([
+      [null, '10.00', 'paid'],
+      [null, '3', 'in_process'],
+    ]);
+    for (const row of erased) expect(row.order_json).not.toMatch(/user_a|ring twice|An Nguyen|Tea/);
+    expect(await store.db.query(`SELECT payload, receiver_response FROM event_log WHERE event_id IN ('e_user', 'e_payment')`)).toEqual([
+      { payload: null, receiver_response: null },
+      { payload: null, receiver_response: null },
+    ]);
+    expect(await rowsOf([theirs.order_payment_id, otherHostapp.order_payment_id])).toEqual(othersBefore);
+    expect(await store.db.query(`SELECT * FROM event_log WHERE event_id IN ('e_other_user', 'e_other_hostapp') ORDER BY id`)).toEqual(
+      eventsBefore,
+    );
+    expect(await snapshot(hostapp, '2026-03-10')).toBe(statement);
+
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 0, events: 0 });
+    await event('e_later', { payment: mine[0]!.order_payment_id });
+    await pay({ hostapp_user_id: 'user_a' });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 1, events: 1 });
+  });
+
+  it('instances purging at once take disjoint batches: every due row once, none twice', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    for (let i = 0; i < 40; i++) await pay({}, 'paid');
+    clock.advance(bounds.order_personal_details.default * DAY + 1);
+    const other = await database.connect();
+    try {
+      const second = createStore(other, { clock: clock.now });
+      const period = bounds.order_personal_details.default * DAY;
+      const drain = async (each: Store) => {
+        let total = 0;
+        for (let batch = -1; batch !== 0; total += batch) batch = await each.retention.purge('order_personal_details', period, 3);
+        return total;
+      };
+      const [one, two] = await Promise.all([drain(store), drain(second)]);
+      expect(one + two).toBe(40);
+      expect(await store.retention.purge('order_personal_details', period, 3)).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('instances closing at once: each day closed by one of them, in order, its lines written once', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    await pay({}, 'paid');
+    clock.advance(DAY);
+    await pay({}, 'paid');
+    clock.advance(2 * DAY);
+    const other = await database.connect();
+    try {
+      const second = createStore(other, { clock: clock.now });
+      const closed: boolean[] = [];
+      for (let attempt = 0; attempt < 4; attempt++)
+        closed.push(...(await Promise.all([store.statements.closeNextDay(), second.statements.closeNextDay()])));
+      expect(closed.filter(Boolean).length).toBe(3);
+      expect(
+        await store.db.query(`SELECT to_char(day, 'YYYY-MM-DD') AS day, count(*)::int AS n FROM statement_lines GROUP BY day ORDER BY day`),
+      ).toEqual([
+        { day: '2026-03-10', n: 1 },
+        { day: '2026-03-11', n: 1 },
+      ]);
+      expect((await store.db.query('SELECT day FROM statement_days')).length).toBe(3);
+    } finally {
+      await other.close();
+    }
+  });
+});
