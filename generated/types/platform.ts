@@ -507,8 +507,9 @@ export interface paths {
          * Read a partner's statement of one day
          * @description The payments that reached a terminal status on one UTC day (ADR 0041), with whole-day totals per
          *     currency and status on every page and the lines in pages (`limit`, `cursor`). A day closes at
-         *     01:00 UTC the next day (`x-statement-day`); an open day, or a day before the records began, is
-         *     not found. A miniapp's statement and its host app's list the same lines for the payments
+         *     01:00 UTC the next day (`x-statement-day`); an open day is not found. A closed day before the
+         *     first payment settled is an empty statement (no lines, no totals), and stays so: a settlement
+         *     stamped late lands on the next day that closes, as an adjustment. A miniapp's statement and its host app's list the same lines for the payments
          *     between them, with the same digits. Download the same lines as CSV with `downloadPartnerStatement`.
          */
         get: operations["getPartnerStatement"];

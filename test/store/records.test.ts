@@ -44,6 +44,23 @@ describeEachBackend('records', (database) => {
     return JSON.stringify([await store.statements.totals(owner, day), await store.statements.lines(owner, day, 1000)]);
   }
 
+  it('a closed day before the first settlement is empty, and stays so; an open day, or a closed one not yet written, has no statement', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-20T10:00:00.000Z'));
+    const rule = statementDayRule();
+    // Nothing settled yet: yesterday's close has passed (01:00), today's has not.
+    expect(await store.statements.closedAt('2026-03-19')).toEqual(new Date(Date.parse('2026-03-20T00:00:00.000Z') + rule.closesAfterMs));
+    expect(await store.statements.closedAt('2026-03-20')).toBeNull();
+    expect(await store.statements.lines(miniapp, '2026-03-19', 10)).toEqual({ lines: [], next_cursor: null });
+    // A settlement today does not reach back into the empty day...
+    await pay({ amount: '3.00' }, 'paid');
+    expect(await store.statements.closedAt('2026-03-19')).not.toBeNull();
+    // ...and today, closed by the clock but not yet written, has no statement until the worker writes it.
+    clock.advance(Date.parse('2026-03-21T00:00:00.000Z') + rule.closesAfterMs - clock.now().getTime());
+    expect(await store.statements.closedAt('2026-03-20')).toBeNull();
+    expect(await store.statements.closeNextDay()).toBe(true);
+    expect(await store.statements.closedAt('2026-03-20')).toEqual(clock.now());
+  });
+
   it('a day closes once, at 01:00 UTC the next day; its paid total is the store sum; both sides list the same; a late settlement is an adjustment', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
     const rule = statementDayRule();

@@ -40,7 +40,7 @@ async function closedStatement(platform: PlatformContext, caller: DashboardCalle
   const kind = kindOf(type);
   await accessible(platform, caller, kind, id);
   const closedAt = await platform.store.statements.closedAt(checkedDay(day));
-  // An open day, or one before the records began, is missing: it has no statement yet.
+  // An open day, or a closed one the worker has yet to write, is missing: it has no statement yet.
   if (!closedAt) throw new ApiError('NOT_FOUND', `no statement of ${day} for ${id}: a day closes at 01:00 UTC the next day`);
   return { owner: { kind, id } satisfies StatementOwner, closedAt };
 }

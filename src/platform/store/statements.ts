@@ -35,7 +35,11 @@ export interface LinesPage {
 export interface Statements {
   /** Closes the next day if it is due; true when this call closed one. */
   closeNextDay(): Promise<boolean>;
-  /** When the day closed, or null while it is open (or before the records began). */
+  /**
+   * When the day closed, or null while it is open. A day that closed by the clock before the
+   * records began (no payment settled up to its end, so none is listed or ever will be: a late
+   * settlement lands on the next day that closes) closed empty, at the rule's time.
+   */
   closedAt(day: string): Promise<Date | null>;
   /** The whole day's totals for one owner, per currency and status, exact (NUMERIC sums written as text). */
   totals(owner: StatementOwner, day: string): Promise<StatementTotal[]>;
@@ -163,7 +167,15 @@ export function createStatements(db: Db, clock: Clock, rule: StatementRule): Sta
 
     async closedAt(day) {
       const [row] = await db.query<{ closed_at: Date }>('SELECT closed_at FROM statement_days WHERE day = $1::date', [day]);
-      return row?.closed_at ?? null;
+      if (row) return row.closed_at;
+      const end = new Date(dayStart(day).getTime() + DAY_MS);
+      const closesAt = new Date(end.getTime() + rule.closesAfterMs);
+      if (closesAt > clock()) return null;
+      const [settled] = await db.query<{ one: number }>(
+        `SELECT 1 AS one FROM payment_status_history WHERE to_status <> 'in_process' AND at < $1 LIMIT 1`,
+        [end],
+      );
+      return settled ? null : closesAt;
     },
 
     async totals(owner, day) {
