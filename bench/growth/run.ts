@@ -15,7 +15,7 @@
  * days are closed on the seeded databases beforehand, so the purge contender purges and does
  * nothing else. Results: bench/results/growth-latest.md (also printed).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openDb } from '../../src/platform/store/db.js';
 import { createStore } from '../../src/platform/store/index.js';
@@ -33,6 +33,12 @@ export interface GrowthOptions {
   connections: number;
   drain: number;
   databaseUrl: string;
+  /**
+   * GROWTH_WAIT_FOR: a file whose existence starts the measurements once the seeding is done, so
+   * the (long, unmeasured) seeding can run while the machine is busy and the measurements when it
+   * is the bench's alone.
+   */
+  waitFor: string | undefined;
   log: (line: string) => void;
 }
 
@@ -56,6 +62,7 @@ export function growthOptions(env = process.env): GrowthOptions {
     connections: whole('GROWTH_CONNECTIONS', 20),
     drain: whole('GROWTH_DRAIN', 500),
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    waitFor: env.GROWTH_WAIT_FOR || undefined,
     log: (line) => process.stdout.write(`${line}\n`),
   };
 }
@@ -175,6 +182,10 @@ export async function runGrowth(options: GrowthOptions = growthOptions()): Promi
     await seedGrowth(seeded.url, options.payments, { log: options.log });
     await seedGrowth(purging.url, options.payments, { log: options.log });
     await Promise.all([closeDays(seeded.url), closeDays(purging.url)]);
+    if (options.waitFor) {
+      options.log(`seeded; measuring once ${options.waitFor} exists`);
+      while (!existsSync(options.waitFor)) await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
     const emptyTarget = { name: 'empty', url: empty.url, records: false };
     const historyTarget = { name: 'history', url: seeded.url, records: false };
     const purgeTarget = { name: 'purging', url: purging.url, records: true };
