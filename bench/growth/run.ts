@@ -26,6 +26,9 @@ import { roundOrder, pairedRatio } from '../stats.js';
 import { E1_PATH, E5_PATH, e1Body, e1BodyTemplate, e5Body, hostappHeaders, miniappHeaders } from '../scenario.js';
 import { growthPayments, seedGrowth, startFakes, startGrowthPlatform } from './seed.js';
 
+/** The bench's own reads and the day closes over millions of rows: no request's statement time-out. */
+const benchTimeouts = { connectMs: 10_000, statementMs: 30 * 60_000 };
+
 export interface GrowthOptions {
   payments: number;
   rounds: number;
@@ -150,7 +153,7 @@ async function compare(
 }
 
 async function countRows(url: string): Promise<number> {
-  const db = await openDb({ databaseUrl: url, pgliteDataDir: 'memory://' });
+  const db = await openDb({ databaseUrl: url, pgliteDataDir: 'memory://', timeouts: benchTimeouts });
   try {
     const [row] = await db.query<{ n: string }>(
       `SELECT ((SELECT count(*) FROM event_log WHERE payload_dropped_at IS NULL) + (SELECT count(*) FROM deliveries)
@@ -164,7 +167,7 @@ async function countRows(url: string): Promise<number> {
 
 /** Closes every statement day due, so a records worker started later only purges. */
 async function closeDays(url: string): Promise<void> {
-  const db = await openDb({ databaseUrl: url, pgliteDataDir: 'memory://' });
+  const db = await openDb({ databaseUrl: url, pgliteDataDir: 'memory://', timeouts: benchTimeouts });
   try {
     const store = createStore(db);
     while (await store.statements.closeNextDay());

@@ -46,8 +46,12 @@ export interface Db extends Queryable {
    * at once; background loops wait on `availability.whenUp()`.
    */
   readonly availability: Availability;
-  /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction: committed when fn resolves, rolled back when it throws. Its
+   * statements have the pool's statement time-out unless `statementMs` gives background work
+   * (closing a statement day) the longer one its size needs; requests never pass it (ADR 0037).
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: { statementMs?: number }): Promise<T>;
   /**
    * Keeps one connection listening on `channel` (PostgreSQL's LISTEN), reconnecting on the
    * database back-off after it is lost; `onReconnected` runs after each reconnection, for
@@ -278,8 +282,9 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     async exec(sql) {
       await run(sql, [], undefined);
     },
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>, options: { statementMs?: number } = {}) =>
       guarded(availability, async () => {
+        const statementMs = options.statementMs ?? timeouts.statementMs;
         const client = await pool.connect();
         // The pool removes its own 'error' listener while a client is checked out: without this
         // one, a connection dropped between two statements of the transaction crashed the process.
@@ -297,7 +302,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
           await send('BEGIN', [], timeouts.statementMs);
           const result = await fn({
             async query<R>(sql: string | PreparedStatement, params: readonly unknown[] = []) {
-              return (await send(sql, params, timeouts.statementMs)).rows as R[];
+              return (await send(sql, params, statementMs)).rows as R[];
             },
             async exec(sql: string) {
               await send(sql, [], undefined);

@@ -8,6 +8,8 @@ type StatementLine = Schemas['StatementLine'];
 type StatementTotal = Schemas['StatementTotal'];
 
 const DAY_MS = 86_400_000;
+/** How long one statement closing a day may take: minutes for millions of settlements a day. */
+const CLOSE_DAY_STATEMENT_MS = 10 * 60_000;
 
 /** Whose statement: a miniapp's payments (`app_id`) or a host app's (`client_id`). */
 export interface StatementOwner {
@@ -115,39 +117,40 @@ const ownerColumn = (owner: StatementOwner) => (owner.kind === 'miniapp' ? 'app_
 export function createStatements(db: Db, clock: Clock, rule: StatementRule): Statements {
   return {
     closeNextDay() {
-      return db.transaction(async (tx) => {
-        const [progress] = await tx.query<{ closed_through: string | null }>(
-          `SELECT to_char(closed_through, 'YYYY-MM-DD') AS closed_through FROM statement_progress FOR UPDATE SKIP LOCKED`,
-        );
-        // Another instance is closing a day right now, or the row is missing (an emptied table):
-        // an insert that wins holds it like the lock would.
-        if (!progress) {
-          const [made] = await tx.query<{ singleton: boolean }>(
-            'INSERT INTO statement_progress (singleton, closed_through) VALUES (TRUE, NULL) ON CONFLICT DO NOTHING RETURNING singleton',
+      return db.transaction(
+        async (tx) => {
+          const [progress] = await tx.query<{ closed_through: string | null }>(
+            `SELECT to_char(closed_through, 'YYYY-MM-DD') AS closed_through FROM statement_progress FOR UPDATE SKIP LOCKED`,
           );
-          if (!made) return false;
-        }
-        const closedThrough = progress?.closed_through ?? null;
-        const now = clock();
-        const lastCloseable = utcDay(new Date(now.getTime() - rule.closesAfterMs - DAY_MS));
-        let day: string;
-        if (closedThrough !== null) day = utcDay(new Date(dayStart(closedThrough).getTime() + DAY_MS));
-        else {
-          // The first close is of the day of the first settlement on record: days before it have no statement.
-          const [first] = await tx.query<{ at: Date | null }>(
-            `SELECT min(at) AS at FROM payment_status_history WHERE to_status <> 'in_process'`,
-          );
-          if (!first?.at) return false;
-          day = utcDay(first.at);
-        }
-        if (day > lastCloseable) return false;
-        const start = dayStart(day);
-        await tx.query('INSERT INTO statement_days (day, closed_at) VALUES ($1::date, $2)', [day, now]);
-        // Each settled payment once, ever: its first terminal transition, stamped in this day or
-        // (a clock behind, or an instance that wrote after the close) in an earlier closed day
-        // within the look-back, then listed as an adjustment.
-        await tx.query(
-          `INSERT INTO statement_lines (day, client_id, order_payment_id, app_id, miniapp_order_id, amount_text, currency,
+          // Another instance is closing a day right now, or the row is missing (an emptied table):
+          // an insert that wins holds it like the lock would.
+          if (!progress) {
+            const [made] = await tx.query<{ singleton: boolean }>(
+              'INSERT INTO statement_progress (singleton, closed_through) VALUES (TRUE, NULL) ON CONFLICT DO NOTHING RETURNING singleton',
+            );
+            if (!made) return false;
+          }
+          const closedThrough = progress?.closed_through ?? null;
+          const now = clock();
+          const lastCloseable = utcDay(new Date(now.getTime() - rule.closesAfterMs - DAY_MS));
+          let day: string;
+          if (closedThrough !== null) day = utcDay(new Date(dayStart(closedThrough).getTime() + DAY_MS));
+          else {
+            // The first close is of the day of the first settlement on record: days before it have no statement.
+            const [first] = await tx.query<{ at: Date | null }>(
+              `SELECT min(at) AS at FROM payment_status_history WHERE to_status <> 'in_process'`,
+            );
+            if (!first?.at) return false;
+            day = utcDay(first.at);
+          }
+          if (day > lastCloseable) return false;
+          const start = dayStart(day);
+          await tx.query('INSERT INTO statement_days (day, closed_at) VALUES ($1::date, $2)', [day, now]);
+          // Each settled payment once, ever: its first terminal transition, stamped in this day or
+          // (a clock behind, or an instance that wrote after the close) in an earlier closed day
+          // within the look-back, then listed as an adjustment.
+          await tx.query(
+            `INSERT INTO statement_lines (day, client_id, order_payment_id, app_id, miniapp_order_id, amount_text, currency,
              payment_status, payment_fail_reason, settled_by, created_at, settled_at, adjustment)
            SELECT $1::date, p.client_id, p.order_payment_id, p.app_id, p.miniapp_order_id, p.amount_text, p.currency,
              t.to_status, p.payment_fail_reason, p.settled_by, p.created_at, t.at, t.at < $2
@@ -158,11 +161,15 @@ export function createStatements(db: Db, clock: Clock, rule: StatementRule): Sta
                AND NOT EXISTS (SELECT 1 FROM statement_lines s WHERE s.client_id = h.client_id AND s.order_payment_id = h.order_payment_id)
              ORDER BY h.client_id, h.order_payment_id, h.id
            ) t JOIN order_payments p ON p.client_id = t.client_id AND p.order_payment_id = t.order_payment_id`,
-          [day, start, new Date(start.getTime() - rule.lookBackDays * DAY_MS), new Date(start.getTime() + DAY_MS)],
-        );
-        await tx.query('UPDATE statement_progress SET closed_through = $1::date', [day]);
-        return true;
-      });
+            [day, start, new Date(start.getTime() - rule.lookBackDays * DAY_MS), new Date(start.getTime() + DAY_MS)],
+          );
+          await tx.query('UPDATE statement_progress SET closed_through = $1::date', [day]);
+          return true;
+        },
+        // A day's lines are written in one statement, off every request's path: a busy day takes
+        // longer than a request's statement time-out (ADR 0041).
+        { statementMs: CLOSE_DAY_STATEMENT_MS },
+      );
     },
 
     async closedAt(day) {
