@@ -164,7 +164,7 @@ export interface paths {
         };
         /**
          * List E6 deliveries
-         * @description Newest first. For operators; needs the admin token.
+         * @description Newest first, optionally only those of one payment (`order_payment_id`). For operators; needs the admin token.
          */
         get: operations["listDeliveries"];
         put?: never;
@@ -370,7 +370,7 @@ export interface paths {
         };
         /**
          * List a partner's E6 deliveries
-         * @description Newest first. A miniapp's are the E6 callbacks sent to it; a host app's are those for its payments.
+         * @description Newest first, optionally only those of one payment (`order_payment_id`). A miniapp's are the E6 callbacks sent to it; a host app's are those for its payments.
          */
         get: operations["listPartnerDeliveries"];
         put?: never;
@@ -2111,6 +2111,8 @@ export interface components {
         XMinibridgeSignature: string;
         /** @description Only deliveries in this state. */
         DeliveryStatusFilter: components["schemas"]["DeliveryStatus"];
+        /** @description Only deliveries of the E6 callbacks for the payment with this identifier, to find what was sent for one order. A host app assigns its own identifiers, so across host apps one value may name more than one payment: every one of them is listed. */
+        DeliveryOrderPaymentFilter: components["schemas"]["OrderPaymentId"];
         /** @description Page size. */
         Limit: number;
         /** @description The `next_cursor` of the previous page. */
@@ -2607,6 +2609,8 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this state. */
                 status?: components["parameters"]["DeliveryStatusFilter"];
+                /** @description Only deliveries of the E6 callbacks for the payment with this identifier, to find what was sent for one order. A host app assigns its own identifiers, so across host apps one value may name more than one payment: every one of them is listed. */
+                order_payment_id?: components["parameters"]["DeliveryOrderPaymentFilter"];
                 /** @description Page size. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The `next_cursor` of the previous page. */
@@ -3121,6 +3125,8 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this state. */
                 status?: components["parameters"]["DeliveryStatusFilter"];
+                /** @description Only deliveries of the E6 callbacks for the payment with this identifier, to find what was sent for one order. A host app assigns its own identifiers, so across host apps one value may name more than one payment: every one of them is listed. */
+                order_payment_id?: components["parameters"]["DeliveryOrderPaymentFilter"];
                 /** @description Page size. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The `next_cursor` of the previous page. */

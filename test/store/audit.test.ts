@@ -11,7 +11,7 @@ describeEachBackend('audit log', (database) => {
   const entry = (actor: NewAuditEntry['actor'], field: string): NewAuditEntry => ({
     actor,
     action: 'update',
-    partner_type: 'miniapp',
+    partner_type: 'miniapps',
     partner_id: 'ma_shop',
     changes: [{ field, before: null, after: field }],
   });
@@ -30,8 +30,8 @@ describeEachBackend('audit log', (database) => {
     // Another partner's entries do not show.
     await store.partners.audit(database.db, { ...entry(operator, 'other'), partner_id: 'ma_other' });
 
-    const first = await store.partners.auditPage('miniapp', 'ma_shop', 4, undefined);
-    const second = await store.partners.auditPage('miniapp', 'ma_shop', 4, first.next_cursor ?? undefined);
+    const first = await store.partners.auditPage('miniapps', 'ma_shop', 4, undefined);
+    const second = await store.partners.auditPage('miniapps', 'ma_shop', 4, first.next_cursor ?? undefined);
     expect(second.next_cursor).toBeNull();
     const read = [...first.entries, ...second.entries];
     const newestFirst = [...written].reverse();
