@@ -231,6 +231,13 @@ describeOnBackends('payments', (backend) => {
         });
         return page.body.deliveries.find((d: { order_payment_id: string }) => d.order_payment_id === ref.order_payment_id);
       });
+      const ofPayment = await harness.call('listDeliveries', undefined, {
+        ...admin,
+        path: `/api/v1/admin/deliveries?order_payment_id=${encodeURIComponent(ref.order_payment_id)}`,
+      });
+      expect(ofPayment.body.deliveries.map((d: { delivery_id: string }) => d.delivery_id)).toEqual([list.delivery_id]);
+      const ofNone = await harness.call('listDeliveries', undefined, { ...admin, path: '/api/v1/admin/deliveries?order_payment_id=hop_none' });
+      expect(ofNone.body).toEqual({ deliveries: [], next_cursor: null });
       const detail = await harness.call('getDelivery', undefined, { ...admin, path: `/api/v1/admin/deliveries/${list.delivery_id}` });
       expect(detail.body.attempts[0]).toMatchObject({ attempt: 1, outcome: 'delivered', http_status: 200 });
       const requeued = await harness.call('redeliverDelivery', undefined, {
