@@ -13,7 +13,7 @@ const MOVED_URL = 'https://miniapp.example/complete-order-moved';
 // with its own credentials, changes a URL, sees the contract's message for a bad one, rotates and
 // revokes its secret, redelivers an E6 callback and reads its audit log; and sees nothing of
 // another partner. What the page shows is checked against what the Dashboard API answers.
-// Chromium is required: without it these tests fail (CI installs it with apt-get install -y chromium).
+// Chromium is required: without it these tests fail (`npm test` installs it when missing: ADR 0044).
 
 const STEP_MS = 30_000;
 const OTHER = { id: 'ma_other', secret: 'other-miniapp-secret-1' };
