@@ -12,7 +12,8 @@ const appId = 'ma_received';
 const secretKey = 'received-secret';
 const completion =
   '{"miniapp_order_id":"ORD-1","hostapp_order_payment_id":"hop_1","hostapp_client_id":"ha_received","payment_status":"paid"}';
-const event = '{"app_id":"ma_received","client_id":"ha_received","event_type":"order_status_update","payload":{"order_payment_id":"hop_1"}}';
+const event =
+  '{"app_id":"ma_received","client_id":"ha_received","event_type":"order_status_update","payload":{"order_payment_id":"hop_1"}}';
 
 const told: string[] = [];
 let server: Server;
