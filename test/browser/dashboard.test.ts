@@ -319,7 +319,8 @@ describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () =>
       const box = await element.boundingBox();
       expect(box).not.toBeNull();
       // Vertical scrolling only: the page's and the panel's horizontal scroll stay at 0.
-      await page.evaluate((top) => window.scrollTo(0, Math.max(0, top - 200)), box!.y + (await page.evaluate(() => window.scrollY)));
+      const scrolledY = Number(await page.evaluate('window.scrollY'));
+      await page.evaluate(`window.scrollTo(0, ${Math.max(0, Math.round(box!.y + scrolledY - 200))})`);
       const seen = (await element.boundingBox())!;
       expect(seen.x).toBeGreaterThanOrEqual(0);
       expect(seen.x + seen.width).toBeLessThanOrEqual(1280);
@@ -328,14 +329,14 @@ describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () =>
       // Nothing covers it: the element at its centre is it (or inside it).
       const onTop = await element.evaluate(
         (node, point) => {
-          const hit = document.elementFromPoint(point.x, point.y);
+          const hit = node.ownerDocument.elementFromPoint(point.x, point.y);
           return hit !== null && (hit === node || node.contains(hit));
         },
         { x: seen.x + seen.width / 2, y: seen.y + seen.height / 2 },
       );
       expect(onTop).toBe(true);
     }
-    expect(await page.evaluate(() => window.scrollX)).toBe(0);
+    expect(await page.evaluate('window.scrollX')).toBe(0);
     expect(await page.locator('#panel-deliveries').evaluate((panel) => panel.scrollLeft)).toBe(0);
   }, 90_000);
 
