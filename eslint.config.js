@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'dist/**', 'node_modules/**', 'bench/results/**', 'openapi/baseline/**'] },
+  { ignores: ['generated/**', 'dist/**', 'dist.next-*/**', 'dist.old-*/**', 'node_modules/**', 'bench/results/**', 'openapi/baseline/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
