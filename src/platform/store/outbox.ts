@@ -518,7 +518,7 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
          WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR seq < $2::bigint)
            AND ($4::text IS NULL OR app_id = $4) AND ($5::text IS NULL OR client_id = $5)
            AND ($6::text IS NULL OR order_payment_id = $6)
-         ORDER BY seq DESC
+         ORDER BY deliveries.seq DESC -- the column, not the text alias of deliveryColumns ("10" < "9")
          LIMIT $3`,
         [status ?? null, cursor ?? null, limit + 1, appId ?? null, clientId ?? null, orderPaymentId ?? null],
       );
