@@ -3,7 +3,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'dist/**', 'src/shipped/*/dist/**', 'node_modules/**', 'bench/results/**', 'openapi/baseline/**'] },
+  {
+    ignores: [
+      'generated/**',
+      'dist/**',
+      'dist.next-*/**',
+      'dist.old-*/**',
+      'src/shipped/*/dist/**',
+      'node_modules/**',
+      'bench/results/**',
+      'openapi/baseline/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,14 +1,26 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * The suites start servers, PGlite, PostgreSQL schemas, Prism and Chromium on a shared 2-core
- * machine. vitest's defaults (5 s per test, 10 s per hook) are shorter than a cold start there, so
- * the limits are set here once; a test that needs longer says so itself. No test asserts on
- * wall-clock time: these limits only bound how long a stuck test may hang.
+ * Files run side by side, as many as the machine has cores (ADR 0044): most suites wait on
+ * sockets, child processes, Chromium and timers far more than they compute, and vitest's default
+ * (cores − 1) ran the whole suite one file at a time on a 2-core machine. Every file is
+ * independent of the others: its own platform, database (`mb_t_<random>` on PostgreSQL),
+ * ports (0) and temporary folders. Twice as many was faster still but, on a machine busy with
+ * other work, pushed suites with time budgets (E6 fairness, shared rate limits, two instances)
+ * past them. MINIBRIDGE_TEST_WORKERS overrides the number.
+ *
+ * The limits: the suites start servers, PGlite, PostgreSQL databases, Prism and Chromium on a
+ * shared machine, and vitest's defaults (5 s per test, 10 s per hook) are shorter than a cold
+ * start there, so they are set here once; a test that needs longer says so itself. No test
+ * asserts on wall-clock time: these limits only bound how long a stuck test may hang.
  */
+const workers = Number(process.env['MINIBRIDGE_TEST_WORKERS'] ?? Math.max(2, availableParallelism()));
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    maxWorkers: workers,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,

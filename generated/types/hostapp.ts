@@ -26,7 +26,14 @@ export interface paths {
          *     miniapp server may retry E1. Two miniapps may use the same `miniapp_order_id`, so never on
          *     `miniapp_order_id` alone. Each `order_payment_id` names one order: answering an id that you
          *     already returned for another order (another miniapp, another `miniapp_order_id`, or another
-         *     body) is refused with `HOSTAPP_INVALID_RESPONSE` and nothing is recorded.
+         *     body) is refused with `HOSTAPP_INVALID_RESPONSE` and nothing is recorded. The same pair with
+         *     another `order` (a retry after a failed E1 that changed the order) is answered
+         *     `INVALID_ORDER_DATA`, the first payment left as it is: the miniapp server gets that code and
+         *     sends the changed order under a new `miniapp_order_id`.
+         *
+         *     Refusals: `UNAUTHORIZED` for a request that fails authentication (Authorization, signature,
+         *     timestamp, replay), `INVALID_ORDER_DATA` for a request that breaks this API or an order you
+         *     cannot accept, `UNKNOWN_ERROR` for a failure of your own.
          *
          *     Decimals arrive exactly as the miniapp server sent them, as JSON strings or numbers of up to
          *     20 digits: parse them without floating point.
@@ -69,6 +76,12 @@ export interface paths {
          *     (`HOSTAPP_INVALID_RESPONSE`) and changes nothing. A host app can register the GET variant
          *     instead.
          *
+         *     Refusals: `UNAUTHORIZED` for a request that fails authentication (Authorization, signature,
+         *     timestamp, replay), `INVALID_REQUEST` for a request that breaks this API (a member or query
+         *     parameter missing, of the wrong type or over its limit), `ORDER_NOT_FOUND` for a payment you
+         *     do not have, `UNKNOWN_ERROR` for a failure of your own. Any code but `ORDER_NOT_FOUND` reaches
+         *     the miniapp server as `HOSTAPP_REJECTED` naming yours.
+         *
          *     **Reconciliation** (`x-reconciliation`). A payment still `in_process` without an E5 for your
          *     `reconcile_after_seconds` (a dashboard setting, 60 s unless set) is asked about here, then
          *     again 1 minute later, doubling up to 1 hour (±20 % jitter), and once more a minute after its
@@ -103,6 +116,11 @@ export interface paths {
          *     to be JSON, never rewritten; a member name given twice is passed on as it is). A later,
          *     larger or non-JSON answer is `EVENT_DELIVERY_FAILED` for the sender. The same event may
          *     arrive twice: the `X-Minibridge-Event-Id` header is stable.
+         *
+         *     Refusals, as the body of that HTTP 200: `{"error_code": "UNAUTHORIZED"}` for a request that
+         *     fails authentication (Authorization, signature, timestamp, replay), `INVALID_EVENT_DATA` for
+         *     an event that breaks this API, `UNKNOWN_ERROR` for a failure of your own; the miniapp gets it as
+         *     you wrote it.
          */
         post: operations["receiveHostappEvent"];
         delete?: never;

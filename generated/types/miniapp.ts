@@ -50,6 +50,11 @@ export interface paths {
          *     a member name given twice is passed on as it is). A later, larger or non-JSON answer is
          *     `EVENT_DELIVERY_FAILED` for the sender. The same event may arrive twice: the
          *     `X-Minibridge-Event-Id` header is stable.
+         *
+         *     Refusals, as the body of that HTTP 200: `{"error_code": "UNAUTHORIZED"}` for a request that
+         *     fails authentication (Authorization, signature, timestamp, replay), `INVALID_EVENT_DATA` for
+         *     an event that breaks this API, `UNKNOWN_ERROR` for a failure of your own; the host app gets it as
+         *     you wrote it.
          */
         post: operations["receiveMiniappEvent"];
         delete?: never;

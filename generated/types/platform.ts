@@ -164,7 +164,7 @@ export interface paths {
         };
         /**
          * List E6 deliveries
-         * @description Newest first. For operators; needs the admin token.
+         * @description Newest first, optionally only those of one payment (`order_payment_id`). For operators; needs the admin token.
          */
         get: operations["listDeliveries"];
         put?: never;
@@ -370,7 +370,7 @@ export interface paths {
         };
         /**
          * List a partner's E6 deliveries
-         * @description Newest first. A miniapp's are the E6 callbacks sent to it; a host app's are those for its payments.
+         * @description Newest first, optionally only those of one payment (`order_payment_id`). A miniapp's are the E6 callbacks sent to it; a host app's are those for its payments.
          */
         get: operations["listPartnerDeliveries"];
         put?: never;
@@ -680,7 +680,14 @@ export interface webhooks {
          *     miniapp server may retry E1. Two miniapps may use the same `miniapp_order_id`, so never on
          *     `miniapp_order_id` alone. Each `order_payment_id` names one order: answering an id that you
          *     already returned for another order (another miniapp, another `miniapp_order_id`, or another
-         *     body) is refused with `HOSTAPP_INVALID_RESPONSE` and nothing is recorded.
+         *     body) is refused with `HOSTAPP_INVALID_RESPONSE` and nothing is recorded. The same pair with
+         *     another `order` (a retry after a failed E1 that changed the order) is answered
+         *     `INVALID_ORDER_DATA`, the first payment left as it is: the miniapp server gets that code and
+         *     sends the changed order under a new `miniapp_order_id`.
+         *
+         *     Refusals: `UNAUTHORIZED` for a request that fails authentication (Authorization, signature,
+         *     timestamp, replay), `INVALID_ORDER_DATA` for a request that breaks this API or an order you
+         *     cannot accept, `UNKNOWN_ERROR` for a failure of your own.
          *
          *     Decimals arrive exactly as the miniapp server sent them, as JSON strings or numbers of up to
          *     20 digits: parse them without floating point.
@@ -716,6 +723,12 @@ export interface webhooks {
          *     answer whose `order_payment_id`, `app_id` or `client_id` differs from the query is refused
          *     (`HOSTAPP_INVALID_RESPONSE`) and changes nothing. A host app can register the GET variant
          *     instead.
+         *
+         *     Refusals: `UNAUTHORIZED` for a request that fails authentication (Authorization, signature,
+         *     timestamp, replay), `INVALID_REQUEST` for a request that breaks this API (a member or query
+         *     parameter missing, of the wrong type or over its limit), `ORDER_NOT_FOUND` for a payment you
+         *     do not have, `UNKNOWN_ERROR` for a failure of your own. Any code but `ORDER_NOT_FOUND` reaches
+         *     the miniapp server as `HOSTAPP_REJECTED` naming yours.
          *
          *     **Reconciliation** (`x-reconciliation`). A payment still `in_process` without an E5 for your
          *     `reconcile_after_seconds` (a dashboard setting, 60 s unless set) is asked about here, then
@@ -773,6 +786,11 @@ export interface webhooks {
          *     to be JSON, never rewritten; a member name given twice is passed on as it is). A later,
          *     larger or non-JSON answer is `EVENT_DELIVERY_FAILED` for the sender. The same event may
          *     arrive twice: the `X-Minibridge-Event-Id` header is stable.
+         *
+         *     Refusals, as the body of that HTTP 200: `{"error_code": "UNAUTHORIZED"}` for a request that
+         *     fails authentication (Authorization, signature, timestamp, replay), `INVALID_EVENT_DATA` for
+         *     an event that breaks this API, `UNKNOWN_ERROR` for a failure of your own; the miniapp gets it as
+         *     you wrote it.
          */
         post: operations["receiveHostappEvent"];
         delete?: never;
@@ -827,6 +845,11 @@ export interface webhooks {
          *     a member name given twice is passed on as it is). A later, larger or non-JSON answer is
          *     `EVENT_DELIVERY_FAILED` for the sender. The same event may arrive twice: the
          *     `X-Minibridge-Event-Id` header is stable.
+         *
+         *     Refusals, as the body of that HTTP 200: `{"error_code": "UNAUTHORIZED"}` for a request that
+         *     fails authentication (Authorization, signature, timestamp, replay), `INVALID_EVENT_DATA` for
+         *     an event that breaks this API, `UNKNOWN_ERROR` for a failure of your own; the host app gets it as
+         *     you wrote it.
          */
         post: operations["receiveMiniappEvent"];
         delete?: never;
@@ -2329,6 +2352,8 @@ export interface components {
         XMinibridgeSignature: string;
         /** @description Only deliveries in this state. */
         DeliveryStatusFilter: components["schemas"]["DeliveryStatus"];
+        /** @description Only deliveries of the E6 callbacks for the payment with this identifier, to find what was sent for one order. A host app assigns its own identifiers, so across host apps one value may name more than one payment: every one of them is listed. */
+        DeliveryOrderPaymentFilter: components["schemas"]["OrderPaymentId"];
         /** @description Page size. */
         Limit: number;
         /** @description The `next_cursor` of the previous page. */
@@ -2835,6 +2860,8 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this state. */
                 status?: components["parameters"]["DeliveryStatusFilter"];
+                /** @description Only deliveries of the E6 callbacks for the payment with this identifier, to find what was sent for one order. A host app assigns its own identifiers, so across host apps one value may name more than one payment: every one of them is listed. */
+                order_payment_id?: components["parameters"]["DeliveryOrderPaymentFilter"];
                 /** @description Page size. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The `next_cursor` of the previous page. */
@@ -3349,6 +3376,8 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this state. */
                 status?: components["parameters"]["DeliveryStatusFilter"];
+                /** @description Only deliveries of the E6 callbacks for the payment with this identifier, to find what was sent for one order. A host app assigns its own identifiers, so across host apps one value may name more than one payment: every one of them is listed. */
+                order_payment_id?: components["parameters"]["DeliveryOrderPaymentFilter"];
                 /** @description Page size. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The `next_cursor` of the previous page. */

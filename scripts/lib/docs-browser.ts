@@ -2,13 +2,13 @@ import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-/** Debian's chromium; CI installs it with `apt-get install -y chromium`. */
+/** Debian's chromium; `npm test` installs it when missing (scripts/ensure-chromium.ts, ADR 0044). */
 export const chromiumPath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(chromiumPath)) {
     throw new Error(
-      `Chromium not found at ${chromiumPath}: install it (apt-get update && apt-get install -y chromium) or set CHROMIUM_PATH`,
+      `Chromium not found at ${chromiumPath}: run npm test (it installs Debian's chromium as root), or apt-get update && apt-get install -y chromium, or set CHROMIUM_PATH`,
     );
   }
   return chromium.launch({

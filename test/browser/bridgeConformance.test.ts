@@ -23,7 +23,7 @@ import { vectors } from '../support/bridgeVectors.js';
 // whose scripted person acts on the page's prompts, with broken variants that each fail their own
 // check alone; and the sandbox's host-app simulator, driven through its own buttons when the page
 // says a person must act. Then `minibridge verify bridge` reads the runs from the sandbox.
-// Chromium is required: without it these tests fail (CI installs it).
+// Chromium is required: without it these tests fail (`npm test` installs it when missing: ADR 0044).
 
 const RUN_MS = 90_000;
 /** Bounds for hosts that keep the page waiting; the good hosts answer long before them. */

@@ -17,7 +17,7 @@ const MOVED_URL = 'https://miniapp.example/complete-order-moved';
 // with its own credentials, changes a URL, sees the contract's message for a bad one, rotates and
 // revokes its secret, redelivers an E6 callback and reads its audit log; and sees nothing of
 // another partner. What the page shows is checked against what the Dashboard API answers.
-// Chromium is required: without it these tests fail (CI installs it with apt-get install -y chromium).
+// Chromium is required: without it these tests fail (`npm test` installs it when missing: ADR 0044).
 
 const STEP_MS = 30_000;
 const OTHER = { id: 'ma_other', secret: 'other-miniapp-secret-1' };
@@ -76,9 +76,10 @@ afterEach(async () => {
   expect(pageErrors).toEqual([]);
 });
 
-async function signIn(id: string, secret: string): Promise<void> {
+async function signIn(id: string, secret: string, as: 'a miniapp' | 'a host app' = 'a miniapp'): Promise<void> {
   await page.goto(`${harness.running.url}/dashboard/`);
   await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
+  await page.getByLabel(as, { exact: true }).check();
   await page.getByLabel('Partner id').fill(id);
   await page.getByLabel('Secret', { exact: true }).fill(secret);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -148,6 +149,34 @@ describe('signing in', () => {
     await page.locator('body[data-ready="true"]').waitFor({ timeout: STEP_MS });
     expect(await page.locator('#sign-in').isVisible()).toBe(true);
     expect(await page.locator('#app').isHidden()).toBe(true);
+  }, 90_000);
+});
+
+describe('signing in without a console error', () => {
+  it('a miniapp and a host app sign in with no console message at all; /favicon.ico is served', async () => {
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') consoleErrors.push(message.text());
+    });
+    const failed: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+    });
+    await signIn(MINIAPP.id, miniappSecret, 'a miniapp');
+    expect(await page.locator('#who').textContent()).toBe(`Signed in as miniapp ${MINIAPP.id}`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(HOSTAPP.id, HOSTAPP.secret, 'a host app');
+    expect(await page.locator('#who').textContent()).toBe(`Signed in as host app ${HOSTAPP.id}`);
+    expect(await page.locator('#identity dd[data-field="client_id"]').textContent()).toBe(HOSTAPP.id);
+    expect(consoleErrors).toEqual([]);
+    expect(failed).toEqual([]);
+
+    const icon = await fetch(`${harness.running.url}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/x-icon');
+    const bytes = Buffer.from(await icon.arrayBuffer());
+    // An ICO header: reserved 0, type 1 (icon), one image.
+    expect([...bytes.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
   }, 90_000);
 });
 
@@ -267,6 +296,106 @@ describe('E6 deliveries', () => {
   }, 90_000);
 });
 
+describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () => {
+  /** A paid payment whose E6 the miniapp server has acknowledged; its order_payment_id. */
+  async function deliveredPayment(): Promise<string> {
+    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, miniappSecret) });
+    expect(created.status).toBe(200);
+    const orderPaymentId: string = created.body.order_payment_id;
+    const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId, payment_status: 'paid' };
+    expect((await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() })).body.code).toBe('SUCCESS');
+    await harness.eventually('E6', () =>
+      harness.miniapp.received.find((r) => r.path.startsWith('/complete-order') && r.body.includes(orderPaymentId)),
+    );
+    return orderPaymentId;
+  }
+
+  it('at 1280×800 the Redeliver column is in the viewport without scrolling sideways', async () => {
+    const orderPaymentId = await deliveredPayment();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('E6 deliveries');
+    const row = page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId });
+    const button = row.getByRole('button', { name: /^Redeliver / });
+    await button.waitFor({ timeout: STEP_MS });
+    const header = page.locator('#deliveries-table thead th', { hasText: 'action' });
+    for (const element of [button, header]) {
+      const box = await element.boundingBox();
+      expect(box).not.toBeNull();
+      // Vertical scrolling only: the page's and the panel's horizontal scroll stay at 0.
+      const scrolledY = Number(await page.evaluate('window.scrollY'));
+      await page.evaluate(`window.scrollTo(0, ${Math.max(0, Math.round(box!.y + scrolledY - 200))})`);
+      const seen = (await element.boundingBox())!;
+      expect(seen.x).toBeGreaterThanOrEqual(0);
+      expect(seen.x + seen.width).toBeLessThanOrEqual(1280);
+      expect(seen.y).toBeGreaterThanOrEqual(0);
+      expect(seen.y + seen.height).toBeLessThanOrEqual(800);
+      // Nothing covers it: the element at its centre is it (or inside it).
+      const onTop = await element.evaluate(
+        (node, point) => {
+          const hit = node.ownerDocument.elementFromPoint(point.x, point.y);
+          return hit !== null && (hit === node || node.contains(hit));
+        },
+        { x: seen.x + seen.width / 2, y: seen.y + seen.height / 2 },
+      );
+      expect(onTop).toBe(true);
+    }
+    expect(await page.evaluate('window.scrollX')).toBe(0);
+    expect(await page.locator('#panel-deliveries').evaluate((panel) => panel.scrollLeft)).toBe(0);
+  }, 90_000);
+
+  it('filters by order_payment_id: only that payment’s deliveries are listed', async () => {
+    const one = await deliveredPayment();
+    const other = await deliveredPayment();
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('E6 deliveries');
+    await page.locator('#deliveries-table tbody tr', { hasText: other }).waitFor({ timeout: STEP_MS });
+    await page.locator('#deliveries-filter').getByLabel('order_payment_id', { exact: true }).fill(one);
+    await page.locator('#deliveries-filter').getByRole('button', { name: 'Show' }).click();
+    await expect
+      .poll(async () => page.locator('#deliveries-table tbody td[data-field="order_payment_id"]').allTextContents(), { timeout: STEP_MS })
+      .toEqual([one]);
+    // The page asks what the API answers for the same filter.
+    const api = await harness.call('listPartnerDeliveries', undefined, {
+      authorization: basicAuthorization(MINIAPP.id, miniappSecret),
+      path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/deliveries?order_payment_id=${encodeURIComponent(one)}`,
+    });
+    expect(api.status).toBe(200);
+    expect(api.body.deliveries.map((d: { order_payment_id: string }) => d.order_payment_id)).toEqual([one]);
+  }, 90_000);
+
+  it('after Redeliver the row shows the attempt’s outcome without Refresh', async () => {
+    const orderPaymentId = await deliveredPayment();
+    await signIn(MINIAPP.id, miniappSecret);
+    await openTab('E6 deliveries');
+    const row = page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId });
+    await expect.poll(() => row.locator('td[data-field="status"]').textContent(), { timeout: STEP_MS }).toBe('delivered');
+    const before = Number(await row.locator('td[data-field="attempts_made"]').textContent());
+    // Counts the list reads: the row must change without the table being reloaded by hand.
+    let refreshed = 0;
+    await page
+      .locator('#deliveries-refresh')
+      .evaluate((button) => button.addEventListener('click', () => button.setAttribute('data-clicked', 'yes')));
+    page.on('request', (request) => {
+      if (request.url().includes('/deliveries?') && !request.url().includes('order_payment_id=')) refreshed += 1;
+    });
+    await row.getByRole('button', { name: /^Redeliver / }).click();
+    await expect
+      .poll(
+        async () => [
+          await row.locator('td[data-field="status"]').textContent(),
+          Number(await row.locator('td[data-field="attempts_made"]').textContent()),
+        ],
+        {
+          timeout: STEP_MS,
+        },
+      )
+      .toEqual(['delivered', before + 1]);
+    expect(refreshed).toBe(0);
+    expect(await page.locator('#deliveries-refresh').getAttribute('data-clicked')).toBeNull();
+  }, 90_000);
+});
+
 describe('payments', () => {
   it('lists the partner’s payments, filters the stuck ones, and opens a payment’s timeline', async () => {
     const auth = { authorization: basicAuthorization(MINIAPP.id, miniappSecret) };
@@ -297,7 +426,7 @@ describe('payments', () => {
     expect(await stuckRow.locator('td[data-field="stuck"]').textContent()).toBe('true');
 
     await page.getByLabel('stuck only').uncheck();
-    await page.getByLabel('order_payment_id').fill(paidId);
+    await page.locator('#payments-filter').getByLabel('order_payment_id').fill(paidId);
     await page.locator('#payments-filter').getByRole('button', { name: 'Show' }).click();
     await expect.poll(() => page.locator('#payments-table tbody tr').count(), { timeout: STEP_MS }).toBe(1);
     await page.getByRole('button', { name: `Open ${paidId}` }).click();

@@ -5,7 +5,7 @@ import { launchChromium } from '../../scripts/lib/docs-browser.js';
 
 // The whole client side in a real browser: the demo miniapp in the host-app simulator, the
 // sandbox host app, the platform (PGlite in memory) and the demo miniapp server. Chromium is
-// required: without it these tests fail (CI installs it with apt-get install -y chromium).
+// required: without it these tests fail (`npm test` installs it when missing: ADR 0044).
 
 const STEP_MS = 30_000;
 

@@ -8,7 +8,7 @@ import { launchChromium } from '../../scripts/lib/docs-browser.js';
 import { startSandboxPlatform, type SandboxPlatform } from '../support/sandboxPlatform.js';
 
 // The docs as a partner reads them: served by the platform at /docs/, in Debian's Chromium.
-// Chromium is required (CI installs it); without it these tests fail rather than skip.
+// Chromium is required (`npm test` installs it when missing: ADR 0044); without it these tests fail rather than skip.
 
 const VIEWPORT = { width: 1280, height: 900 };
 const NO_PAGE = 'No page at this address';

@@ -271,6 +271,23 @@ describe('partners manage themselves', () => {
     expect(change.changes).toEqual([{ field: 'features.payments', before: 'false', after: 'true' }]);
   });
 
+  test('the audit log is newest first with two actors interleaved, never grouped by actor', async () => {
+    const path = `/api/v1/dashboard/miniapps/${OTHER_MINIAPP.id}`;
+    const actors = [partners.otherMiniapp!.auth, operator, partners.otherMiniapp!.auth, operator, partners.otherMiniapp!.auth];
+    const names = actors.map((_, i) => `Interleaved ${i}`);
+    for (const [i, authorization] of actors.entries()) {
+      const answer = await harness.call('updateMiniapp', { name: names[i] }, { authorization, path });
+      expect(answer.status).toBe(200);
+    }
+    const audit = await harness.call('listAuditEntries', undefined, { authorization: operator, path: `${path}/audit?limit=5` });
+    expect(audit.status).toBe(200);
+    const entries: { actor: { type: string }; at: string; changes: { after: string }[] }[] = audit.body.entries;
+    expect(entries.map((entry) => JSON.parse(entry.changes[0]!.after) as string)).toEqual([...names].reverse());
+    expect(entries.map((entry) => entry.actor.type)).toEqual(['miniapp', 'operator', 'miniapp', 'operator', 'miniapp']);
+    const times = entries.map((entry) => entry.at);
+    expect(times).toEqual([...times].sort().reverse());
+  });
+
   test('rotation: both secrets work during the overlap, the old one is refused once revoked; no secret in the audit log', async () => {
     const base = `/api/v1/dashboard/miniapps/${MINIAPP.id}`;
     const issued = await harness.call(

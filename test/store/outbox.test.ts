@@ -236,6 +236,11 @@ describeEachBackend('outbox', (database) => {
     expect((await store.outbox.claimDue(lease)).map((c) => c.delivery.delivery_id)).toEqual([ids[0]]);
   });
 
+  it('lists deliveries newest first past the ninth: by sequence number, not by its text ("10" < "9")', async () => {
+    const ids = await makeDeliveries(12);
+    expect((await store.outbox.list({ limit: 12 })).deliveries.map((d) => d.delivery_id)).toEqual([...ids].reverse());
+  });
+
   it('lists deliveries newest first, page by page, optionally by status', async () => {
     const ids = await makeDeliveries(5);
     const newestFirst = [...ids].reverse();

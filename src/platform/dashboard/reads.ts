@@ -36,6 +36,7 @@ export const partnerReads = {
     return platform.store.outbox
       .list({
         status: query.status,
+        orderPaymentId: query.order_payment_id,
         limit,
         cursor,
         ...(kind === 'miniapp' ? { appId: id } : { clientId: id }),

@@ -7,6 +7,7 @@ import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
 import { expressPath, mountOperations } from './operationRoutes.js';
 import { requestLog } from './requestLog.js';
+import { serveFavicon } from './favicon.js';
 import { sendError } from './respond.js';
 
 /**
@@ -41,6 +42,7 @@ export function createApp(platform: PlatformContext): express.Express {
     express.static(join(packageRoot(), 'generated', 'openapi'), { index: false, fallthrough: true, setHeaders: readableContract }),
   );
   app.use('/docs/screenshots', express.static(join(packageRoot(), 'docs', 'screenshots'), { fallthrough: true }));
+  app.get('/favicon.ico', serveFavicon);
   // The partner dashboard: static pages that call the Dashboard API with the contract it reads
   // from /openapi/platform.json (ADR 0030).
   app.use(

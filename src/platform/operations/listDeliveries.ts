@@ -9,6 +9,7 @@ export const listDeliveries: OperationHandler<'listDeliveries'> = {
     try {
       const page = await platform.store.outbox.list({
         status: query.status as 'pending' | 'delivered' | 'dead' | undefined,
+        orderPaymentId: query.order_payment_id,
         // The validator has held `limit` to the parameter's maximum; absent, it is the parameter's default.
         limit: query.limit === undefined ? pageSize().default : Number(query.limit),
         cursor: query.cursor,

@@ -69,6 +69,8 @@ export interface ListDeliveriesQuery {
   appId?: string;
   /** Only deliveries for one host app's payments. */
   clientId?: string;
+  /** Only deliveries for the payment(s) with this order_payment_id. */
+  orderPaymentId?: string;
   limit: number;
   cursor?: string;
 }
@@ -510,15 +512,16 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       return recordBatched({ record, handOff });
     },
 
-    async list({ status, limit, cursor, appId, clientId }) {
+    async list({ status, limit, cursor, appId, clientId, orderPaymentId }) {
       if (cursor !== undefined && !cursorPattern.test(cursor)) throw new InvalidCursorError(cursor);
       const rows = await db.query<DeliveryRow>(
         `SELECT ${deliveryColumns('deliveries')} FROM deliveries
          WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR seq < $2::bigint)
            AND ($4::text IS NULL OR app_id = $4) AND ($5::text IS NULL OR client_id = $5)
-         ORDER BY seq DESC
+           AND ($6::text IS NULL OR order_payment_id = $6)
+         ORDER BY deliveries.seq DESC -- the column, not the text alias of deliveryColumns ("10" < "9")
          LIMIT $3`,
-        [status ?? null, cursor ?? null, limit + 1, appId ?? null, clientId ?? null],
+        [status ?? null, cursor ?? null, limit + 1, appId ?? null, clientId ?? null, orderPaymentId ?? null],
       );
       const page = rows.slice(0, limit);
       return {

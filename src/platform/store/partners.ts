@@ -226,7 +226,8 @@ export function createPartners(db: Db, clock: Clock, pinnedCredentialId?: Pinned
       }>(
         `SELECT seq::text AS seq, audit_id::text AS audit_id, at, actor_type, actor_id, action, changes FROM audit_entries
          WHERE partner_type = $1 AND partner_id = $2 AND ($3::bigint IS NULL OR seq < $3::bigint)
-         ORDER BY seq DESC LIMIT $4`,
+         ORDER BY audit_entries.seq DESC LIMIT $4 -- the column, not the text alias above ("10" < "9")
+        `,
         [partnerType, partnerId, cursor ?? null, limit + 1],
       );
       const page = rows.slice(0, limit);

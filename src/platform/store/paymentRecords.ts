@@ -171,7 +171,7 @@ export function createPaymentRecords(db: Db): PaymentRecords {
           [ref.client_id, ref.order_payment_id],
         );
         const deliveries = await tx.query<Record<string, unknown>>(
-          `SELECT ${deliveryColumns('deliveries')} FROM deliveries WHERE client_id = $1 AND order_payment_id = $2 ORDER BY seq LIMIT 10`,
+          `SELECT ${deliveryColumns('deliveries')} FROM deliveries WHERE client_id = $1 AND order_payment_id = $2 ORDER BY deliveries.seq LIMIT 10`,
           [ref.client_id, ref.order_payment_id],
         );
         return {

@@ -3,14 +3,19 @@ import type { DeliveryContext } from '../../shipped/partner-kit/index.js';
 /** An E7 event as a simulated partner received it. */
 export interface ReceivedEvent {
   event_id: string;
+  /** An event id already received: a retry, acknowledged as the first was. */
+  repeat: boolean;
   body: unknown;
   received_at: string;
 }
 
-/** An E7 handler that keeps every event in `events` and acknowledges it with its event id. */
+/** An E7 handler that keeps every delivery in `events`, repeats marked, and acknowledges it with its event id. */
 export function recordEvents(events: ReceivedEvent[]): (event: unknown, ctx: DeliveryContext) => { received: true; event_id: string } {
+  const seen = new Set<string>();
   return (event, ctx) => {
-    events.push({ event_id: ctx.eventId, body: event, received_at: new Date().toISOString() });
+    const repeat = seen.has(ctx.eventId);
+    seen.add(ctx.eventId);
+    events.push({ event_id: ctx.eventId, repeat, body: event, received_at: new Date().toISOString() });
     return { received: true, event_id: ctx.eventId };
   };
 }

@@ -3,7 +3,7 @@ import type express from 'express';
 import type { Request, Response } from 'express';
 import type { components } from '../../../generated/types/platform.js';
 import { basicAuthorization, prefixedAuthorization } from '../../wire/credentials.js';
-import { decimalText, ownValue } from '../../contract/json.js';
+import { canonicalJsonText, decimalText, ownValue } from '../../contract/json.js';
 import { createHostappRouter, type PartnerKitLogger } from '../../shipped/partner-kit/index.js';
 import { simulatorRouter } from '../simulator/index.js';
 import { eventFields, recordEvents, type ReceivedEvent } from './events.js';
@@ -179,8 +179,11 @@ export function createSandboxHostapp(options: SandboxHostappOptions): SandboxHos
         const orderKey = order.miniapp_order_id === undefined ? undefined : `${app_id}\n${order.miniapp_order_id}`;
         const known = orderKey === undefined ? undefined : byMiniappOrder.get(orderKey);
         if (known) {
-          // A retry of the same order may carry a later expiry: the latest applies (ADR 0039).
           const payment = payments.get(known);
+          // The same order reference with another order: refused, the first payment kept, never
+          // its id for an order it was not made for (guide 01, "E3 with ... another body").
+          if (payment && canonicalJsonText(payment.order) !== canonicalJsonText(order)) return { error_code: 'INVALID_ORDER_DATA' };
+          // A retry of the same order may carry a later expiry: the latest applies (ADR 0039).
           if (payment && expires_at !== undefined && (payment.expires_at === undefined || expires_at > payment.expires_at))
             payment.expires_at = expires_at;
           return { order_payment_id: known };

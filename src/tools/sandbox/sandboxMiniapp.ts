@@ -6,10 +6,12 @@ import { eventFields, recordEvents, type ReceivedEvent } from './events.js';
 import { controlRouter, partnerApp, relayToPlatform, sendJson } from './http.js';
 import { createOrderPayment, getPaymentStatus, sendMiniappEvent, type PlatformCaller } from './platformCalls.js';
 
-/** One E6 callback as the simulated miniapp received it (the first delivery of each event id). */
+/** One E6 delivery as the simulated miniapp received it: every attempt, repeats included. */
 export interface ReceivedCompletion {
   event_id: string;
   delivery_attempt: number | undefined;
+  /** An event id already received: a retry or a redelivery, answered as the first was. */
+  repeat: boolean;
   body: unknown;
   received_at: string;
 }
@@ -41,14 +43,15 @@ export interface SandboxMiniapp {
 }
 
 /**
- * A miniapp server built with the partner kit: E6 records the outcome (idempotent on
- * X-Minibridge-Event-Id, the kit's default) and E7 acknowledges events. Its control routes show
+ * A miniapp server built with the partner kit: E6 records every delivery and acts on the first
+ * of each X-Minibridge-Event-Id, and E7 acknowledges events. Its control routes show
  * what arrived and act as the miniapp towards the platform: send an event, create an order
  * payment, ask its status (so a browser never holds the miniapp's secret). It also serves the
  * bridge conformance page and keeps the runs it reports.
  */
 export function createSandboxMiniapp(options: SandboxMiniappOptions): SandboxMiniapp {
   const received: MiniappReceived = { completions: [], events: [] };
+  const completedEvents = new Set<string>();
   const caller: PlatformCaller = {
     platformUrl: options.platformUrl,
     signingSecrets: options.signingSecrets,
@@ -59,17 +62,23 @@ export function createSandboxMiniapp(options: SandboxMiniappOptions): SandboxMin
     appId: options.appId,
     secretKey: options.secretKey,
     signingSecrets: options.signingSecrets.length > 0 ? options.signingSecrets : undefined,
-    idempotency: 'memory',
+    // Idempotent on X-Minibridge-Event-Id by its own hand rather than the kit's memory, which
+    // would answer a repeat without calling the handler: /sandbox/received lists every delivery
+    // (a redelivery from the dashboard shows up), and the demo is told of each event once.
+    idempotency: 'off',
     logger: options.logger,
     handlers: {
       receiveOrderCompletion: (body, ctx) => {
+        const repeat = completedEvents.has(ctx.eventId);
+        completedEvents.add(ctx.eventId);
         received.completions.push({
           event_id: ctx.eventId,
           delivery_attempt: ctx.deliveryAttempt,
+          repeat,
           body,
           received_at: new Date().toISOString(),
         });
-        options.onOrderCompletion?.(ctx.eventId, body);
+        if (!repeat) options.onOrderCompletion?.(ctx.eventId, body);
         return { code: 'SUCCESS' };
       },
       receiveEvent: recordEvents(received.events),

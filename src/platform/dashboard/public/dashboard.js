@@ -62,24 +62,21 @@ function panelError(element, answer) {
 
 function signInMode() {
   const as = new FormData($('sign-in-form')).get('as');
-  for (const field of document.querySelectorAll('#sign-in-form [data-for]')) field.hidden = field.dataset.for !== as;
+  const fields = as === 'operator' ? 'operator' : 'partner';
+  for (const field of document.querySelectorAll('#sign-in-form [data-for]')) field.hidden = field.dataset.for !== fields;
 }
 
 /**
- * A partner's credentials do not say whether it is a host app or a miniapp: the dashboard asks
- * for each in turn. A partner can read only itself, so the other answers 404; wrong credentials
- * answer 401 on both, and the contract's message for that is shown.
+ * A partner's credentials do not say whether it is a host app or a miniapp, so the form asks: a
+ * guess would cost a request that answers 404, which the browser logs as an error in the console.
  */
-async function signInAsPartner(id, secret) {
-  let last;
-  for (const [partnerType, partner] of Object.entries(PARTNERS)) {
-    const candidate = { id, secret, operator: false, partnerType, partnerId: id };
-    const answer = await call(candidate, partner.get, { params: { [partner.idParam]: id } });
-    if (answer.ok) return { session: candidate, record: answer.body };
-    last = answer;
-    if (answer.status !== 404 && answer.status !== 401) break;
-  }
-  return { error: last };
+async function signInAsPartner(partnerType, id, secret) {
+  const partner = PARTNERS[partnerType];
+  if (!partner) return { error: { ok: false, status: 0, body: { error_message: 'Choose a miniapp or a host app' } } };
+  const candidate = { id, secret, operator: false, partnerType, partnerId: id };
+  const answer = await call(candidate, partner.get, { params: { [partner.idParam]: id } });
+  if (answer.ok) return { session: candidate, record: answer.body };
+  return { error: answer };
 }
 
 async function signIn(event) {
@@ -104,7 +101,7 @@ async function signIn(event) {
       if ($('partner-picker').value) await choosePartner($('partner-picker').value);
     } else {
       const id = String(data.get('id') ?? '').trim();
-      const result = await signInAsPartner(id, String(data.get('secret') ?? ''));
+      const result = await signInAsPartner(String(data.get('as')), id, String(data.get('secret') ?? ''));
       if (result.error) return showStatus(error, answerMessage(result.error));
       session = result.session;
       enterApp(`${PARTNERS[session.partnerType].label} ${id}`);
@@ -323,6 +320,28 @@ function cellContent(name, value) {
  * Fills a table: one column per property of the item schema, in the contract's order, and an
  * action column when `action` makes a button for a row.
  */
+/** One row of a table: a cell per column, named by `data-field`, and the action's button last. */
+function tableRow(columns, item, action) {
+  const row = document.createElement('tr');
+  for (const name of columns) {
+    const td = document.createElement('td');
+    td.dataset.field = name;
+    const content = cellContent(name, item[name]);
+    if (typeof content === 'string') td.textContent = content;
+    else td.append(content);
+    if (name === 'status' && typeof item[name] === 'string') td.className = `status-${item[name]}`;
+    row.append(td);
+  }
+  if (action) {
+    const td = document.createElement('td');
+    td.className = 'action';
+    const button = action(item);
+    if (button) td.append(button);
+    row.append(td);
+  }
+  return row;
+}
+
 function renderTable(table, schema, items, { append = false, action, only } = {}) {
   const columns = Object.keys(schema.properties ?? {}).filter((name) => !only || only.includes(name));
   if (!append || table.tHead.rows.length === 0) {
@@ -340,6 +359,7 @@ function renderTable(table, schema, items, { append = false, action, only } = {}
     if (action) {
       const th = document.createElement('th');
       th.scope = 'col';
+      th.className = 'action';
       th.textContent = 'action';
       row.append(th);
     }
@@ -347,25 +367,7 @@ function renderTable(table, schema, items, { append = false, action, only } = {}
   }
   const body = table.tBodies[0];
   if (!append) body.replaceChildren();
-  for (const item of items) {
-    const row = document.createElement('tr');
-    for (const name of columns) {
-      const td = document.createElement('td');
-      td.dataset.field = name;
-      const content = cellContent(name, item[name]);
-      if (typeof content === 'string') td.textContent = content;
-      else td.append(content);
-      if (name === 'status' && typeof item[name] === 'string') td.className = `status-${item[name]}`;
-      row.append(td);
-    }
-    if (action) {
-      const td = document.createElement('td');
-      const button = action(item);
-      if (button) td.append(button);
-      row.append(td);
-    }
-    body.append(row);
-  }
+  for (const item of items) body.append(tableRow(columns, item, action));
   if (body.rows.length === 0) {
     const row = document.createElement('tr');
     const td = document.createElement('td');
@@ -620,23 +622,44 @@ async function loadDeliveries(more) {
   panelError($('deliveries-error'));
   if (!more) showStatus($('deliveries-ok'), '');
   const answer = await call(session, 'listPartnerDeliveries', {
-    params: partnerParams({ status: $('deliveries-status').value, limit: 50, cursor: more ? cursors.deliveries : undefined }),
+    params: partnerParams({
+      status: $('deliveries-status').value,
+      order_payment_id: $('deliveries-payment').value.trim(),
+      limit: 50,
+      cursor: more ? cursors.deliveries : undefined,
+    }),
   });
   if (!answer.ok) return panelError($('deliveries-error'), answer);
   cursors.deliveries = answer.body.next_cursor ?? undefined;
   $('deliveries-more').hidden = !cursors.deliveries;
   renderTable($('deliveries-table'), await itemSchema('listPartnerDeliveries'), listItems(answer.body), {
     append: more,
-    action: (delivery) => {
-      const button = document.createElement('button');
-      button.type = 'button';
-      button.textContent = 'Redeliver';
-      button.setAttribute('aria-label', `Redeliver ${delivery.delivery_id}`);
-      button.addEventListener('click', () => redeliver(delivery, button));
-      return button;
-    },
+    action: redeliverButton,
   });
 }
+
+function redeliverButton(delivery) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.textContent = 'Redeliver';
+  button.setAttribute('aria-label', `Redeliver ${delivery.delivery_id}`);
+  button.addEventListener('click', () => redeliver(delivery, button));
+  return button;
+}
+
+/** Shows a delivery as the platform last answered it, in place: the rest of the table (and its pages) stays. */
+async function showDelivery(delivery) {
+  const row = $('deliveries-table')
+    .querySelector(`button[aria-label="Redeliver ${CSS.escape(delivery.delivery_id)}"]`)
+    ?.closest('tr');
+  if (!row) return;
+  const columns = Object.keys((await itemSchema('listPartnerDeliveries')).properties ?? {});
+  row.replaceWith(tableRow(columns, delivery, redeliverButton));
+}
+
+/** How long a redelivered row follows its delivery until the attempt's outcome shows. */
+const FOLLOW_MS = 20_000;
+const FOLLOW_EVERY_MS = 1_000;
 
 async function redeliver(delivery, button) {
   panelError($('deliveries-error'));
@@ -645,8 +668,9 @@ async function redeliver(delivery, button) {
   try {
     const answer = await call(session, 'redeliverPartnerDelivery', { params: partnerParams({ delivery_id: delivery.delivery_id }) });
     if (!answer.ok) return panelError($('deliveries-error'), answer);
-    await loadDeliveries(false);
+    await showDelivery(answer.body);
     showStatus($('deliveries-ok'), `Delivery ${delivery.delivery_id} queued for an attempt now (${answer.body.status}).`);
+    await followDelivery(answer.body);
   } finally {
     button.disabled = false;
   }
@@ -681,6 +705,26 @@ async function downloadStatement() {
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+}
+
+/**
+ * The attempt a redelivery queues runs within moments: the row follows it (reading the deliveries
+ * of that payment) until it leaves `pending`, for a bounded time, so nobody needs Refresh.
+ */
+async function followDelivery(queued) {
+  const following = session;
+  for (let waited = 0; waited < FOLLOW_MS && queued.status === 'pending'; waited += FOLLOW_EVERY_MS) {
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_EVERY_MS));
+    if (session !== following) return;
+    const answer = await call(session, 'listPartnerDeliveries', {
+      params: partnerParams({ order_payment_id: queued.order_payment_id, limit: 50 }),
+    });
+    if (!answer.ok) return;
+    const now = listItems(answer.body).find((each) => each.delivery_id === queued.delivery_id);
+    if (!now) return;
+    await showDelivery(now);
+    if (now.status !== 'pending') return;
+  }
 }
 
 // ---- audit ------------------------------------------------------------------------------------

@@ -2,24 +2,26 @@
  * Contract fuzzing of every platform operation with a body: valid requests generated from the
  * request schema, invalid ones made from them by breaking one rule the schema states, and
  * malformed or oddly encoded bodies. Seeded (FUZZ_SEED) and reproducible; FUZZ_RUNS requests
- * per operation (default 10,000).
+ * per operation (default 10,000). One test file per operation (`test/resilience/fuzz-*.test.ts`),
+ * each on a platform of its own, so the five run side by side (ADR 0044); `fuzzOperation` is what
+ * each of them runs.
  */
 import { Agent, request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { components } from '../../generated/types/platform.js';
-import { loadDocument, resolve, type JsonObject } from '../../src/contract/documents.js';
-import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
-import { copyJson } from '../../src/contract/jsonPath.js';
-import { check, operation } from '../../src/contract/operations.js';
-import { invalidInputCode } from '../../src/contract/errors.js';
-import { arbitraryFor } from './support/contractArbitrary.js';
-import { effective } from './support/contractSchema.js';
-import { HOSTAPP_PATHS, MINIAPP_PATHS } from './support/fakePartner.js';
-import { mutationsOf, type Mutation } from './support/mutations.js';
-import { oddBodies } from './support/oddBodies.js';
-import { startHarness, eventually, type Harness } from './support/platformHarness.js';
-import { PARTIES, hostappBasicAuthorization, hostappTokenAuthorization, miniappAuthorization } from './support/registry.js';
+import type { components } from '../../../generated/types/platform.js';
+import { loadDocument, resolve, type JsonObject } from '../../../src/contract/documents.js';
+import { parseLossless, stringifyLossless } from '../../../src/contract/json.js';
+import { copyJson } from '../../../src/contract/jsonPath.js';
+import { check, operation } from '../../../src/contract/operations.js';
+import { invalidInputCode } from '../../../src/contract/errors.js';
+import { arbitraryFor } from './contractArbitrary.js';
+import { effective } from './contractSchema.js';
+import { HOSTAPP_PATHS, MINIAPP_PATHS } from './fakePartner.js';
+import { mutationsOf, type Mutation } from './mutations.js';
+import { oddBodies } from './oddBodies.js';
+import { startHarness, eventually, type Harness } from './platformHarness.js';
+import { PARTIES, hostappBasicAuthorization, hostappTokenAuthorization, miniappAuthorization } from './registry.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
@@ -85,7 +87,7 @@ function firstExample(operationId: string): unknown {
   throw new Error(`no example for ${operationId}`);
 }
 
-interface OperationSpec {
+export interface OperationSpec {
   operationId: 'createOrderPayment' | 'getPaymentStatus' | 'completeOrder' | 'sendHostappEvent' | 'sendMiniappEvent';
   path: string;
   authorization: string;
@@ -171,7 +173,7 @@ function send(harness: Harness, spec: OperationSpec, item: Case, agent: Agent | 
   });
 }
 
-interface Report {
+export interface Report {
   sent: Record<Kind, number>;
   successes: Record<Kind, number>;
   expectedPartnerCalls: number;
@@ -375,88 +377,72 @@ const specs: Record<OperationSpec['operationId'], OperationSpec> = {
 
 const TIMEOUT = 600_000;
 
-describe(`contract fuzzing (FUZZ_SEED=${SEED}, ${RUNS} requests per operation)`, () => {
-  let harness: Harness;
-  beforeAll(async () => {
-    harness = await startHarness();
-  }, 60_000);
-  afterAll(async () => {
-    await harness?.close();
-  }, 60_000);
+/**
+ * The platform of one fuzz file: rate limits lifted (startHarness) and reconciliation off, since
+ * a run of ten thousand requests can outlast `reconcile_after_seconds` on a busy machine, and
+ * the E4 calls reconciliation makes on its own would be counted as E2's.
+ */
+function startFuzzHarness(): Promise<Harness> {
+  return startHarness({ reconciler: { pollMs: 1_000, batchSize: 50, enabled: false } });
+}
 
-  it(
-    'createOrderPayment: valid orders reach E3 once each, nothing else does',
-    async () => {
-      const spec = specs.createOrderPayment;
-      const report = await fuzz(harness, spec, (outcome) => {
-        if (outcome.status === 200) knownOrders.push(String((outcome.body as { order_payment_id: string }).order_payment_id));
-      });
-      expectClean(spec, report, spec.partnerCount(harness));
-    },
-    TIMEOUT,
-  );
+/** Defines the fuzz file of one operation: its run, then the platform still up and ready. */
+export function fuzzOperation(operationId: OperationSpec['operationId'], title: string, extraChecks?: ExtraChecks): void {
+  describe(`contract fuzzing (FUZZ_SEED=${SEED}, ${RUNS} requests per operation)`, () => {
+    let harness: Harness;
+    beforeAll(async () => {
+      harness = await startFuzzHarness();
+    }, 60_000);
+    afterAll(async () => {
+      await harness?.close();
+    }, 60_000);
 
-  it(
-    'getPaymentStatus: only valid queries of known in-process payments reach E4',
-    async () => {
-      await ensureOrders();
-      const spec = specs.getPaymentStatus;
-      const report = await fuzz(harness, spec);
-      expectClean(spec, report, spec.partnerCount(harness));
-    },
-    TIMEOUT,
-  );
-
-  it(
-    'completeOrder: every transition reaches E6 exactly once, invalid reports change nothing',
-    async () => {
-      await ensureOrders();
-      const spec = specs.completeOrder;
-      const report = await fuzz(harness, spec);
-      expectClean(spec, report, 0);
-      const { store } = harness.running.platform;
-      await eventually(async () => (await store.outbox.countPending()) === 0, 60_000, 'the E6 outbox to drain');
-      const [terminal] = await store.db.query<{ count: number }>(
-        "SELECT count(*)::int AS count FROM order_payments WHERE payment_status <> 'in_process'",
-      );
-      const callbacks = harness.miniapp.requests(MINIAPP_PATHS.completeOrder);
-      const eventIds = new Set(callbacks.map((request) => request.headers['x-minibridge-event-id']));
-      expect(callbacks.length, summary(spec, report, callbacks.length)).toBe(terminal!.count);
-      expect(eventIds.size).toBe(callbacks.length);
-    },
-    TIMEOUT,
-  );
-
-  it(
-    'sendHostappEvent: only valid events reach the miniapp E7',
-    async () => {
-      const spec = specs.sendHostappEvent;
-      expectClean(spec, await fuzz(harness, spec), spec.partnerCount(harness));
-    },
-    TIMEOUT,
-  );
-
-  it(
-    'sendMiniappEvent: only valid events reach the host app E7',
-    async () => {
-      const spec = specs.sendMiniappEvent;
-      expectClean(spec, await fuzz(harness, spec), spec.partnerCount(harness));
-    },
-    TIMEOUT,
-  );
-
-  it('the platform is still up and ready after all of it', async () => {
-    const response = await fetch(`${harness.running.url}/readyz`);
-    expect(response.status).toBe(200);
-    expect(harness.running.server.listening).toBe(true);
+    it(
+      `${operationId}: ${title}`,
+      async () => {
+        const spec = specs[operationId];
+        if (operationId === 'getPaymentStatus' || operationId === 'completeOrder') await ensureOrders(harness);
+        const report = await fuzz(
+          harness,
+          spec,
+          operationId === 'createOrderPayment'
+            ? (outcome) => {
+                if (outcome.status === 200) knownOrders.push(String((outcome.body as { order_payment_id: string }).order_payment_id));
+              }
+            : undefined,
+        );
+        expectClean(spec, report, spec.partnerCount(harness));
+        await extraChecks?.(harness, spec, report);
+        // The platform is still up and ready after all of it.
+        const response = await fetch(`${harness.running.url}/readyz`);
+        expect(response.status).toBe(200);
+        expect(harness.running.server.listening).toBe(true);
+      },
+      TIMEOUT,
+    );
   });
+}
 
-  async function ensureOrders(): Promise<void> {
-    // When run alone (-t), the E1 test has not filled the pool: create a few order payments.
-    for (let index = 0; knownOrders.length < 50; index++) {
-      const body = specs.createOrderPayment.prepare(copyJson(e1Example) as Record<string, unknown>, 1_000_000 + index);
-      const outcome = await send(harness, specs.createOrderPayment, toCase('valid', 'pool', body));
-      knownOrders.push(String((outcome.body as { order_payment_id: string }).order_payment_id));
-    }
+export type ExtraChecks = (harness: Harness, spec: OperationSpec, report: Report) => Promise<void>;
+
+/** After completeOrder's run: every transition reached E6 exactly once. */
+export const everyTransitionOnce: ExtraChecks = async (harness, spec, report) => {
+  const { store } = harness.running.platform;
+  await eventually(async () => (await store.outbox.countPending()) === 0, 60_000, 'the E6 outbox to drain');
+  const [terminal] = await store.db.query<{ count: number }>(
+    "SELECT count(*)::int AS count FROM order_payments WHERE payment_status <> 'in_process'",
+  );
+  const callbacks = harness.miniapp.requests(MINIAPP_PATHS.completeOrder);
+  const eventIds = new Set(callbacks.map((request) => request.headers['x-minibridge-event-id']));
+  expect(callbacks.length, summary(spec, report, callbacks.length)).toBe(terminal!.count);
+  expect(eventIds.size).toBe(callbacks.length);
+};
+
+/** A pool of order payments for E2 and E5 to name (a file runs alone, on a platform of its own). */
+async function ensureOrders(harness: Harness): Promise<void> {
+  for (let index = 0; knownOrders.length < 50; index++) {
+    const body = specs.createOrderPayment.prepare(copyJson(e1Example) as Record<string, unknown>, 1_000_000 + index);
+    const outcome = await send(harness, specs.createOrderPayment, toCase('valid', 'pool', body));
+    knownOrders.push(String((outcome.body as { order_payment_id: string }).order_payment_id));
   }
-});
+}
