@@ -38,7 +38,7 @@ export interface DocumentedError {
  * say (so E1, E2 and E5 answer 400, the event operations 401/403/502, ...). A code the operation
  * does not document never reaches the wire under a guessed status: it goes out as the
  * operation's documented UNKNOWN_ERROR, and `undocumented` says so for the log. Every platform
- * operation documents UNKNOWN_ERROR, and test/platform/errorStatuses.test.ts proves no code the
+ * operation documents UNKNOWN_ERROR, and test/platform/operations/errorStatuses.test.ts proves no code the
  * code can raise takes this path (ADR 0020). Without an operation (no route matched) only the
  * HTTP-level codes have a status.
  */

@@ -1,0 +1,136 @@
+/**
+ * The sandbox takes the partner's own server (ADR 0043): on a platform that is the sandbox
+ * listening on loopback alone, a signed-in partner may register a loopback URL, which the same
+ * address policy as an operator's exception then lets the platform reach (ADR 0038); everywhere
+ * else the partner is refused with what to do instead, and no other internal address is allowed.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { isLoopbackHost, mayRegisterInternal } from '../../../src/platform/outbound/addressPolicy.js';
+import { FakePartner } from '../../support/fakePartners.js';
+import { ADMIN_TOKEN, HOSTAPP, PlatformHarness, e1Body } from '../../support/platformHarness.js';
+
+const hostappPath = `/api/v1/dashboard/hostapps/${HOSTAPP.id}`;
+
+describe('the policy, one definition', () => {
+  test.each([
+    ['localhost', true],
+    ['LOCALHOST.', true],
+    ['my.app.localhost', true],
+    ['127.0.0.1', true],
+    ['127.8.9.10', true],
+    ['[::1]', true],
+    ['[::ffff:127.0.0.1]', true],
+    ['0.0.0.0', false],
+    ['10.0.0.5', false],
+    ['169.254.169.254', false],
+    ['printer.local', false],
+    ['partner.example', false],
+  ])('%s is loopback: %s', (host, expected) => expect(isLoopbackHost(host)).toBe(expected));
+
+  test('a partner may register an internal URL only on loopback in a sandbox on loopback; an operator always', () => {
+    expect(mayRegisterInternal('127.0.0.1', { operator: false, sandboxLoopback: false })).toBe(false);
+    expect(mayRegisterInternal('127.0.0.1', { operator: false, sandboxLoopback: true })).toBe(true);
+    expect(mayRegisterInternal('10.0.0.5', { operator: false, sandboxLoopback: true })).toBe(false);
+    expect(mayRegisterInternal('10.0.0.5', { operator: true, sandboxLoopback: false })).toBe(true);
+  });
+});
+
+/** The partner's own server on this machine, answering E3 (a host app's create-order-payment). */
+async function ownServer(): Promise<FakePartner> {
+  return new FakePartner().on('/mine/create-order-payment', { order_payment_id: 'hop_own_server_1' }).start();
+}
+
+async function setOwnUrl(harness: PlatformHarness, url: string) {
+  return harness.call(
+    'updateHostapp',
+    { urls: { create_order_payment: url } },
+    { authorization: harness.hostappBasic(), path: hostappPath },
+  );
+}
+
+describe('in the sandbox (the platform on loopback alone)', () => {
+  const harness = new PlatformHarness();
+  let own: FakePartner;
+  beforeAll(async () => {
+    own = await ownServer();
+    await harness.start({ config: { host: '127.0.0.1', sandboxLoopback: true } });
+    harness.miniapp.on('/complete-order', { code: 'SUCCESS' });
+  }, 120_000);
+  afterAll(async () => {
+    await harness.stop();
+    await own.stop();
+  });
+
+  test('the signed-in host app registers its own server by localhost, and E1 reaches it there', async () => {
+    const url = `${own.url.replace('127.0.0.1', 'localhost')}/mine/create-order-payment`;
+    const answer = await setOwnUrl(harness, url);
+    expect(answer.status).toBe(200);
+    const settings = answer.body as { urls: Record<string, string>; internal_urls?: string[] };
+    expect(settings.urls.create_order_payment).toBe(url);
+    expect(settings.internal_urls).toContain('create_order_payment');
+
+    const e1 = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
+    expect(e1.status).toBe(200);
+    expect((e1.body as { order_payment_id: string }).order_payment_id).toBe('hop_own_server_1');
+    expect(own.receivedAt('/mine/create-order-payment')).toHaveLength(1);
+    // The simulated host app at the registered URL is no longer asked.
+    expect(harness.hostapp.receivedAt('/create-order-payment')).toHaveLength(0);
+
+    // The partner's server reports the outcome (E5); the sandbox's miniapp, its counterpart, still gets E6.
+    const e5 = await harness.call(
+      'completeOrder',
+      { order_payment_id: 'hop_own_server_1', app_id: e1Body().app_id, client_id: HOSTAPP.id, payment_status: 'paid' },
+      { authorization: harness.hostappBasic() },
+    );
+    expect(e5.status).toBe(200);
+    const [e6] = await harness.eventually('E6 at the sandbox miniapp', () => {
+      const received = harness.miniapp.receivedAt('/complete-order');
+      return received.length > 0 && received;
+    });
+    expect(JSON.parse(e6!.body)).toMatchObject({ hostapp_order_payment_id: 'hop_own_server_1', payment_status: 'paid' });
+  });
+
+  test('by 127.0.0.1 too; another internal address is still refused, saying what the sandbox accepts', async () => {
+    expect((await setOwnUrl(harness, `${own.url}/mine/create-order-payment`)).status).toBe(200);
+    const refused = await setOwnUrl(harness, 'http://10.0.0.5/create-order-payment');
+    expect(refused.status).toBe(400);
+    expect((refused.body as { error_message: string }).error_message).toMatch(/which this sandbox accepts/);
+  });
+});
+
+describe('outside the sandbox', () => {
+  const harness = new PlatformHarness();
+  let own: FakePartner;
+  beforeAll(async () => {
+    own = await ownServer();
+    await harness.start();
+  }, 120_000);
+  afterAll(async () => {
+    await harness.stop();
+    await own.stop();
+  });
+
+  test.each(['127.0.0.1', 'localhost'])(
+    'a partner registering %s is refused, told to use the sandbox or ask the operator',
+    async (host) => {
+      const refused = await setOwnUrl(harness, `${own.url.replace('127.0.0.1', host)}/mine/create-order-payment`);
+      expect(refused.status).toBe(400);
+      const message = (refused.body as { error_message: string }).error_message;
+      expect(message).toMatch(/not a public address/);
+      expect(message).toMatch(/run the sandbox \(npm start/);
+      expect(message).toMatch(/ask the platform's operator to register the URL as an exception/);
+    },
+  );
+
+  test("a loopback URL an operator registered stays the operator's exception; a partner cannot add its own", async () => {
+    const url = `${own.url}/mine/create-order-payment`;
+    const byOperator = await harness.call(
+      'updateHostapp',
+      { urls: { create_order_payment: url } },
+      { authorization: `Bearer ${ADMIN_TOKEN}`, path: hostappPath },
+    );
+    expect(byOperator.status).toBe(200);
+    expect((byOperator.body as { internal_urls?: string[] }).internal_urls).toContain('create_order_payment');
+    expect((await setOwnUrl(harness, url.replace('127.0.0.1', 'localhost'))).status).toBe(400);
+  });
+});
