@@ -169,7 +169,8 @@ async function copyHistory(databaseUrl: string, seedId: string, count: number, s
       },
       {
         table: 'event_log',
-        where: 'names_payment = $1 OR names_user = (SELECT hostapp_user_id FROM order_payments WHERE order_payment_id = $1)',
+        // The seed's own event only: its copies name the same user, and would be copied again in every later chunk.
+        where: 'names_payment = $1',
         overrides: { event_id: suffixed('event_id'), names_payment: suffixed('names_payment'), at: shift('at') },
       },
     ];
