@@ -160,6 +160,21 @@ describeOnBackends('reconciliation', (backend) => {
     expect(started + policy.maxInFlight).toBeGreaterThanOrEqual(Math.min(policy.perSecond, payments.length));
   });
 
+  it('a backlog beyond the per-second budget waits for it: once spent, nothing of that host app is claimed (and postponed) until it refills', async () => {
+    await rig.create(policy.perSecond * 10, ONE);
+    rig.defaultBehaviour = { kind: 'status', payment_status: 'in_process' };
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    let asked = 0;
+    while (rig.requests.length < policy.perSecond && asked++ < policy.perSecond) await rig.round();
+    // Spent, with the clock still: claims would only be postponed, so none are made.
+    const claims: number[] = [];
+    for (let round = 0; round < 5; round++) claims.push(await rig.round());
+    expect(claims).toEqual([0, 0, 0, 0, 0]);
+    // Refilled a second later: the backlog goes on.
+    rig.clock.advance(1_000);
+    expect(await rig.round()).toBeGreaterThan(0);
+  });
+
   it('an E5 (or an E2-made E4) that lands while a reconciliation E4 is in flight: one transition, one E6, the loser answered by the state machine', async () => {
     const [agree, contradict] = await rig.create(2);
     for (const payment of [agree!, contradict!]) rig.behaviours.set(payment.order_payment_id, { kind: 'hang' });

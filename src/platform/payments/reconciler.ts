@@ -42,6 +42,12 @@ export class Reconciler {
   private stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly backingOff = new Map<string, BackingOff>();
+  /**
+   * Host apps whose per-second budget this instance found spent, until it refills: not claimed
+   * meanwhile, so a backlog larger than the budget waits instead of being claimed and postponed
+   * in a loop (which kept the database busy and, on PGlite's one session, starved every request).
+   */
+  private readonly budgetSpent = new Map<string, number>();
   private readonly policy: ReconcilePolicy = reconcilePolicy();
   private readonly clock: Clock;
   private readonly random: () => number;
@@ -89,7 +95,10 @@ export class Reconciler {
       limit: this.platform.config.reconciler.batchSize,
       leaseMs: this.leaseMs,
       maxInFlightPerHostapp: this.policy.maxInFlight,
-      skipHostapps: [...this.backingOff].filter(([, state]) => state.until > now).map(([clientId]) => clientId),
+      skipHostapps: [
+        ...[...this.backingOff].filter(([, state]) => state.until > now).map(([clientId]) => clientId),
+        ...[...this.budgetSpent].filter(([, until]) => until > now).map(([clientId]) => clientId),
+      ],
     });
     for (const claim of claimed) this.track(claim);
     return claimed;
@@ -150,7 +159,9 @@ export class Reconciler {
     const budget = hostapp ? await this.platform.rateLimiters.reconciliation.take(claim.client_id) : undefined;
     if (budget && !budget.allowed) {
       // Over the host app's per-second budget: not asked, not counted; due again when the budget refills.
-      const at = this.clock().getTime() + budget.retryAfterSeconds * 1000 * (1 + this.random());
+      const refill = this.clock().getTime() + budget.retryAfterSeconds * 1000;
+      this.budgetSpent.set(claim.client_id, refill);
+      const at = refill + budget.retryAfterSeconds * 1000 * this.random();
       await store.reconciliation.postpone(ref, claim.lease_id, new Date(at));
       metrics.reconcileAsks.inc({ outcome: 'postponed' });
       return;
