@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { components } from '../generated/types/registry.js';
 import type { components as PlatformSchemas } from '../generated/types/platform.js';
-import { basicAuthorization, prefixedAuthorization } from '../src/wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../src/wire/authorization.js';
 import { loadDocument, resolve } from '../src/contract/documents.js';
 
 type CreateOrderPaymentRequest = PlatformSchemas['schemas']['CreateOrderPaymentRequest'];

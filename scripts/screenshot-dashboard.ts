@@ -10,7 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { registryFrom } from '../src/platform/registry/loadRegistry.js';
 import { startPlatform } from '../src/platform/server.js';
-import { basicAuthorization } from '../src/wire/credentials.js';
+import { basicAuthorization } from '../src/wire/authorization.js';
 import { SANDBOX_ADMIN_TOKEN, SANDBOX_HOSTAPP, SANDBOX_MINIAPP, startSandbox } from '../src/tools/sandbox/startSandbox.js';
 import { launchChromium } from './lib/docs-browser.js';
 import { screenshotsDir } from './lib/paths.js';

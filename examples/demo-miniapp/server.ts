@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import type { components } from '../../generated/types/platform.js';
-import { basicAuthorization } from '../../src/wire/credentials.js';
+import { basicAuthorization } from '../../src/wire/authorization.js';
 import { createPlatformClient } from '../../src/shipped/clients/platform.js';
 import { packageRoot } from '../../src/contract/documents.js';
 import {

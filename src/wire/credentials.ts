@@ -1,15 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 
-/** `Basic base64(id:secret)`, as the platform sends it to miniapps (E6, E7). */
-export function basicAuthorization(id: string, secret: string): string {
-  return `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-}
-
-/** `<prefix> base64(id:secret)`, as host apps and the platform exchange it (E3, E4, E7, E8). */
-export function prefixedAuthorization(prefix: string, id: string, secret: string): string {
-  return `${prefix} ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-}
-
 export interface PresentedCredentials {
   scheme: string;
   id: string;

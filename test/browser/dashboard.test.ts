@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../scripts/lib/docs-browser.js';
-import { basicAuthorization } from '../../src/wire/credentials.js';
+import { basicAuthorization } from '../../src/wire/authorization.js';
 import { statementDayRule } from '../../src/contract/records.js';
 import { createStore } from '../../src/platform/store/index.js';
 import type { Received } from '../support/fakePartners.js';

@@ -145,6 +145,15 @@ afterAll(async () => {
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 
+/** The tarball's JavaScript files (not declarations), each with its source. */
+async function javascriptOf(tarball: string, files: string[]): Promise<Map<string, string>> {
+  const sources = new Map<string, string>();
+  for (const file of files.filter((name) => name.endsWith('.js'))) {
+    sources.set(file, (await run('tar', ['-xzOf', tarball, `package/${file}`], { maxBuffer: 16 * 1024 * 1024 })).stdout);
+  }
+  return sources;
+}
+
 function pack(name: PackageName): Packed {
   const found = packed.get(name);
   if (!found) throw new Error(`npm pack made no ${name}`);
@@ -227,7 +236,7 @@ console.log(JSON.stringify({ title: platform.info.title, status: answer.payment_
   it(
     '@minibridge/client: its only dependency is openapi-fetch (and what openapi-fetch brings); it calls E1 with credentials',
     async () => {
-      const { tarball, manifest } = pack('@minibridge/client');
+      const { tarball, manifest, files } = pack('@minibridge/client');
       expect(Object.keys(manifest.dependencies ?? {})).toEqual(['openapi-fetch']);
       // No @types/node in this project: the client's declarations stand on the default libraries.
       const dir = await consumer(
@@ -250,6 +259,12 @@ console.log(JSON.stringify({ status: response.status, violations: response.heade
       expect(result).toMatchObject({ status: 200, violations: null });
       expect(result.orderPaymentId).toEqual(expect.any(String));
       expect(await productionTree(dir)).toEqual(['@minibridge/client', ...(await closure(['openapi-fetch']))].sort());
+      // It runs wherever fetch does (browsers, Deno, Bun, edge workers): no Node module, no Buffer.
+      const shipped = await javascriptOf(tarball, files);
+      expect(shipped.size).toBeGreaterThan(0);
+      for (const [file, source] of shipped) {
+        expect(source, file).not.toMatch(/\bfrom\s*['"]node:|\brequire\(|\bBuffer\b|\bprocess\./);
+      }
     },
     NPM_MS * 2,
   );

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prefixedAuthorization } from '../../src/wire/credentials.js';
+import { prefixedAuthorization } from '../../src/wire/authorization.js';
 import { createSandboxHostapp, type SandboxHostapp } from '../../src/tools/sandbox/sandboxHostapp.js';
 
 // The sandbox host app's E3, as guide 01 asks of every host app: idempotent on (app_id,

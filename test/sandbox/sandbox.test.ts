@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { basicAuthorization, prefixedAuthorization } from '../../src/wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../src/wire/authorization.js';
 import { signRequest } from '../../src/wire/signing.js';
 import { createPlatformClient } from '../../src/shipped/clients/platform.js';
 import { registryFrom } from '../../src/platform/registry/loadRegistry.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { basicAuthorization, prefixedAuthorization } from '../../src/wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../src/wire/authorization.js';
 import { signRequest } from '../../src/wire/signing.js';
 import { operation } from '../../src/contract/operations.js';
 import { expectContractAnswer } from './contractAnswer.js';

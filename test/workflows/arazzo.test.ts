@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { prefixedAuthorization } from '../../src/wire/credentials.js';
+import { prefixedAuthorization } from '../../src/wire/authorization.js';
 import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
 import { SANDBOX_HOSTAPP, SANDBOX_MINIAPP, startSandbox, type RunningSandbox } from '../../src/tools/sandbox/startSandbox.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';

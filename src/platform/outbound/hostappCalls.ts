@@ -1,6 +1,6 @@
 import type { components } from '../../../generated/types/hostapp.js';
 import { jsonText, type JsonText } from '../../contract/json.js';
-import { prefixedAuthorization } from '../../wire/credentials.js';
+import { prefixedAuthorization } from '../../wire/authorization.js';
 import type { Hostapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
 import { callPartner, type PartnerAnswer, type PartnerCallMeter, type PartnerOutcome } from './partnerCall.js';

@@ -1,6 +1,6 @@
 import type { components } from '../../../generated/types/miniapp.js';
 import type { JsonText } from '../../contract/json.js';
-import { basicAuthorization } from '../../wire/credentials.js';
+import { basicAuthorization } from '../../wire/authorization.js';
 import type { Miniapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
 import { callPartner, type PartnerAnswer, type PartnerCallMeter, type PartnerOutcome } from './partnerCall.js';

@@ -1,5 +1,5 @@
 import type { ClientOptions, HeadersOptions } from 'openapi-fetch';
-import { basicAuthorization, prefixedAuthorization } from '../../wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../wire/authorization.js';
 import { losslessBody } from './losslessBody.js';
 
 /**

@@ -1,4 +1,4 @@
-import { basicAuthorization, prefixedAuthorization } from '../../wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../wire/authorization.js';
 import { getAt, type JsonPath } from '../../contract/jsonPath.js';
 import { operation } from '../../contract/operations.js';
 import { encodeUserIdHeader } from '../../wire/userIdHeader.js';

@@ -18,7 +18,7 @@ export {
   type SignOptions,
   type Verification,
 } from '../../wire/signing.js';
-export { basicAuthorization, prefixedAuthorization } from '../../wire/credentials.js';
+export { basicAuthorization, prefixedAuthorization } from '../../wire/authorization.js';
 export { decimalText, parseLossless, stringifyLossless, LosslessNumber } from '../../contract/json.js';
 export { decodeUserIdHeader, encodeUserIdHeader } from '../../wire/userIdHeader.js';
 export type {

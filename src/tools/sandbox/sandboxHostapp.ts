@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type express from 'express';
 import type { Request, Response } from 'express';
 import type { components } from '../../../generated/types/platform.js';
-import { basicAuthorization, prefixedAuthorization } from '../../wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../wire/authorization.js';
 import { canonicalJsonText, decimalText, ownValue } from '../../contract/json.js';
 import { createHostappRouter, type PartnerKitLogger } from '../../shipped/partner-kit/index.js';
 import { simulatorRouter } from '../simulator/index.js';

@@ -1,5 +1,5 @@
 import type express from 'express';
-import { basicAuthorization } from '../../wire/credentials.js';
+import { basicAuthorization } from '../../wire/authorization.js';
 import { createMiniappRouter, type OrderCompletionBody, type PartnerKitLogger } from '../../shipped/partner-kit/index.js';
 import { addBridgeRunRoutes, bridgeConformancePage, BridgeRuns } from './bridgeRuns.js';
 import { eventFields, recordEvents, type ReceivedEvent } from './events.js';

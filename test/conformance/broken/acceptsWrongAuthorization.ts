@@ -1,5 +1,5 @@
 import express from 'express';
-import { prefixedAuthorization } from '../../../src/wire/credentials.js';
+import { prefixedAuthorization } from '../../../src/wire/authorization.js';
 import { HOSTAPP, referenceHostappRouter } from '../reference.js';
 import { type BrokenServer } from './brokenServer.js';
 

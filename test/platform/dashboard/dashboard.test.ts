@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Received } from '../../support/fakePartners.js';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness, type PlatformResponse } from '../../support/platformHarness.js';
 
 // The Dashboard API on one instance (ADR 0027): operators manage every partner, a partner only

@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness, e1Body } from '../../support/platformHarness.js';
 
 const operator = `Bearer ${ADMIN_TOKEN}`;

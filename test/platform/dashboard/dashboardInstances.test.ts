@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { quoteIdentifier } from '../../../src/platform/store/db.js';
 import { registryFrom, type RegistryFile } from '../../../src/platform/registry/loadRegistry.js';
 import { startPlatform, type RunningPlatform } from '../../../src/platform/server.js';

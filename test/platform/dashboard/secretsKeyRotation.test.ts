@@ -16,7 +16,7 @@ import type { Config } from '../../../src/platform/config.js';
 import { SecretBox } from '../../../src/platform/dashboard/secrets.js';
 import { registryFrom, type RegistryFile } from '../../../src/platform/registry/loadRegistry.js';
 import { startPlatform, type RunningPlatform } from '../../../src/platform/server.js';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { verifyRequest, signatureInput } from '../../../src/wire/signing.js';
 import { describeOnBackends, openPlatformDatabase, type PlatformDatabase } from '../../support/databases.js';
 import { FakePartner, type Received } from '../../support/fakePartners.js';

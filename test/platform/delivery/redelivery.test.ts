@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { contractRateLimits } from '../../../src/platform/limits/rateLimiter.js';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import type { Received } from '../../support/fakePartners.js';
 import { describeOnBackends } from '../../support/databases.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness, e1Body } from '../../support/platformHarness.js';

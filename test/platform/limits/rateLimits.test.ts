@@ -9,7 +9,7 @@ import { loadDocument, resolve, type JsonObject } from '../../../src/contract/do
 import { contractOperations, operation } from '../../../src/contract/operations.js';
 import { deliveryLimits } from '../../../src/platform/delivery/deliveryLimits.js';
 import { contractRateLimits, RateLimiter, SharedRateLimiter, type SharedBuckets } from '../../../src/platform/limits/rateLimiter.js';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness } from '../../support/platformHarness.js';
 
 const limits = contractRateLimits();

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Config } from '../../../src/platform/config.js';
 import { createStore } from '../../../src/platform/store/index.js';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { backends, openTimeoutMs, type TestDatabase } from '../../support/databases.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness, type PlatformResponse } from '../../support/platformHarness.js';
 

@@ -7,7 +7,7 @@ import type { Received } from '../../support/fakePartners.js';
 import { describeOnBackends } from '../../support/databases.js';
 import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness } from '../../support/platformHarness.js';
 import { decodeUserIdHeader, encodeUserIdHeader } from '../../../src/wire/userIdHeader.js';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 
 describeOnBackends('payments', (backend) => {
   const SIGNED = { id: 'ma_signed', secret: 'signed-secret-1', signing: ['signing-secret-old', 'signing-secret-new'] };

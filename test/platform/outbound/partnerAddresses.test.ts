@@ -8,7 +8,7 @@
 import dns from 'node:dns';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { isInternalHost, isPublicAddress, REFUSED_BY_POLICY, AddressRefused } from '../../../src/platform/outbound/addressPolicy.js';
 import { httpCall } from '../../../src/platform/outbound/httpCall.js';
 import { describeOnBackends } from '../../support/databases.js';

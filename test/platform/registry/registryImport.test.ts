@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { registryFrom, type RegistryFile } from '../../../src/platform/registry/loadRegistry.js';
 import { defaultMigrationsDir, migrate } from '../../../src/platform/store/migrate.js';
-import { basicAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { backends, describeOnBackends, openTimeoutMs, type TestDatabase } from '../../support/databases.js';
 import type { Received } from '../../support/fakePartners.js';
 import { ADMIN_TOKEN, e1Body, MINIAPP, PlatformHarness } from '../../support/platformHarness.js';

@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/authorization.js';
 import { check, schemaValidator } from '../../../src/contract/operations.js';
 import { parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import { deliveryLimits } from '../../../src/platform/delivery/deliveryLimits.js';

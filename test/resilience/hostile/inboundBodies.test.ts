@@ -18,7 +18,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prefixedAuthorization, basicAuthorization } from '../../../src/wire/credentials.js';
+import { prefixedAuthorization, basicAuthorization } from '../../../src/wire/authorization.js';
 import { decimalViolation, INTEGER_TEXT } from '../../../src/contract/decimal.js';
 import { isJsonObject, maxJsonDepth, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import { getAt, type JsonPath } from '../../../src/contract/jsonPath.js';

@@ -1,5 +1,5 @@
 import type { components } from '../../../generated/types/registry.js';
-import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/authorization.js';
 import { registryFrom } from '../../../src/platform/registry/loadRegistry.js';
 import type { Registry } from '../../../src/platform/registry/registry.js';
 import { HOSTAPP_PATHS, MINIAPP_PATHS } from './fakePartner.js';

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { expect } from 'vitest';
-import { basicAuthorization } from '../../../../src/wire/credentials.js';
+import { basicAuthorization } from '../../../../src/wire/authorization.js';
 import { parseLossless, stringifyLossless } from '../../../../src/contract/json.js';
 import { contractOperations, operation } from '../../../../src/contract/operations.js';
 import { loadDocument, resolve, type ApiName, type JsonObject } from '../../../../src/contract/documents.js';
