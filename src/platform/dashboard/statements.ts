@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
@@ -91,9 +91,10 @@ export const statementReads = {
     }
     // RFC 4180 (CRLF, quotes doubled), a header row; a cell starting with = + - @ tab or CR gets a
     // leading ' so a spreadsheet shows it as text instead of running it (ADR 0041).
-    const csv = Readable.from(records()).pipe(
-      stringify({ header: true, columns: [...statementColumns], record_delimiter: 'windows', escape_formulas: true }),
-    );
+    const csv = stringify({ header: true, columns: [...statementColumns], record_delimiter: 'windows', escape_formulas: true });
+    // A pipeline, not pipe(): a page that fails to read (the database gone midway) reaches the
+    // CSV stream as its error and cuts the download; pipe() would leave it unhandled on the source.
+    pipeline(Readable.from(records()), csv, () => {});
     return {
       body: csv,
       contentType: 'text/csv; charset=utf-8',

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { loadDocument, resolve } from '../../contract/documents.js';
@@ -24,13 +24,12 @@ export function sendReply(
 ): void {
   res.status(reply.status ?? 200);
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-  // A download streamed as it is produced (a statement's CSV): a failure midway cuts the connection,
-  // so the client never takes a truncated file for a whole one.
+  // A download streamed as it is produced (a statement's CSV). In a pipeline, a failure midway
+  // destroys the response, so the client never takes a truncated file for a whole one, and a
+  // client that leaves stops the producer rather than leaving it paused on a page of lines.
   if (reply.contentType && reply.body instanceof Readable) {
-    const body = reply.body;
     res.setHeader('Content-Type', reply.contentType);
-    body.on('error', () => res.destroy());
-    body.pipe(res);
+    pipeline(reply.body, res, () => {});
     return;
   }
   if (reply.contentType && typeof reply.body === 'string') {

@@ -181,6 +181,28 @@ describeOnBackends('statements, retention and erasure', (backend) => {
     }
   });
 
+  test('a read failing midway through a CSV cuts the download, and the platform goes on answering', async () => {
+    const day = [...days][0]!;
+    const { statements } = harness.running.platform.store;
+    const totals = statements.totals;
+    // The lines are read and sent; the totals, read last, fail as a database gone midway would.
+    statements.totals = () => Promise.reject(new Error('connection terminated unexpectedly'));
+    try {
+      const csv = await fetch(`${harness.running.url}${statementPath('miniapps', MINIAPP.id, day)}/csv`, {
+        headers: { authorization: harness.miniappAuth() },
+      });
+      expect(csv.status).toBe(200);
+      await expect(csv.text()).rejects.toThrow();
+    } finally {
+      statements.totals = totals;
+    }
+    const again = await harness.call('getPartnerStatement', undefined, {
+      authorization: harness.miniappAuth(),
+      path: statementPath('miniapps', MINIAPP.id, day),
+    });
+    expect(again.status).toBe(200);
+  });
+
   test('the retention policy in force is the contract’s, as the environment set it', async () => {
     const answer = await harness.call('getRetentionPolicy', undefined, { authorization: harness.miniappAuth() });
     expect(answer.status).toBe(200);
