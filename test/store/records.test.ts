@@ -229,6 +229,32 @@ describeEachBackend('records', (database) => {
     expect(await count(`idempotency_keys WHERE key LIKE 'order:%mo_keep'`)).toBe(0);
   });
 
+  it('a payment settled only now, long after it was made, keeps its record, its pending E6 and its statement line', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    // Stuck in process past the whole financial period (no answer from the host app), then settled by a late E5.
+    const late = await pay({ amount: '98765432109876543.21' });
+    clock.advance(bounds.financial_record.maximum * DAY + DAY);
+    await store.orderPayments.transition(transitionTo(late, 'paid'), () => '{}');
+    const pending = async () => store.db.query(`SELECT status FROM deliveries WHERE order_payment_id = $1`, [late.order_payment_id]);
+    expect(await pending()).toEqual([{ status: 'pending' }]);
+    for (const kind of retentionKinds) while ((await store.retention.purge(kind, bounds[kind].minimum * DAY, 10)) > 0);
+    // The miniapp is still owed its E6, and the day it settled on still lists it.
+    expect(await pending()).toEqual([{ status: 'pending' }]);
+    clock.advance(DAY);
+    while (await store.statements.closeNextDay());
+    const day = clock.now().toISOString().slice(0, 10);
+    const settledDay = new Date(clock.now().getTime() - DAY).toISOString().slice(0, 10);
+    expect(day > settledDay).toBe(true);
+    expect((await store.statements.lines(miniapp, settledDay, 10)).lines).toEqual([
+      expect.objectContaining({ order_payment_id: late.order_payment_id, amount: '98765432109876543.21', adjustment: false }),
+    ]);
+    // Once its settlement is as old as the period, it goes like any other.
+    clock.advance(bounds.financial_record.minimum * DAY);
+    await store.db.query(`UPDATE deliveries SET status = 'delivered', next_attempt_at = NULL, delivered_at = $1`, [clock.now()]);
+    while ((await store.retention.purge('financial_record', bounds.financial_record.minimum * DAY, 10)) > 0);
+    expect(await store.db.query('SELECT 1 FROM order_payments WHERE order_payment_id = $1', [late.order_payment_id])).toEqual([]);
+  });
+
   it('erasure removes exactly one user’s personal data, leaves money and statements, and repeats only what arrived since', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
     const mine = [await pay({ hostapp_user_id: 'user_a', amount: '10.00' }, 'paid'), await pay({ hostapp_user_id: 'user_a', amount: '3' })];

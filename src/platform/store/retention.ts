@@ -71,10 +71,16 @@ const purgeStatements: Record<PurgeKind, string> = {
       SELECT key FROM idempotency_keys WHERE expires_at IS NOT NULL AND expires_at < $1 ORDER BY expires_at LIMIT $2
       FOR UPDATE SKIP LOCKED)
     DELETE FROM idempotency_keys k USING batch WHERE k.key = batch.key`,
-  // A settled payment and everything it left behind, once its financial record has aged out.
+  // A settled payment and everything it left behind, once its financial record has aged out: the
+  // period runs from its last transition, not its creation (one settled only now, after long in
+  // process, is still owed its E6 and its statement line), and a pending E6 keeps it.
   financial_record: `WITH batch AS (
-      SELECT client_id, order_payment_id FROM order_payments WHERE payment_status <> 'in_process' AND created_at < $1
-      ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+      SELECT client_id, order_payment_id FROM order_payments p WHERE payment_status <> 'in_process' AND created_at < $1
+        AND NOT EXISTS (SELECT 1 FROM payment_status_history h
+          WHERE h.client_id = p.client_id AND h.order_payment_id = p.order_payment_id AND h.at >= $1)
+        AND NOT EXISTS (SELECT 1 FROM deliveries d
+          WHERE d.client_id = p.client_id AND d.order_payment_id = p.order_payment_id AND d.status = 'pending')
+      ORDER BY created_at LIMIT $2 FOR UPDATE OF p SKIP LOCKED),
     gone_deliveries AS (
       SELECT d.delivery_id FROM deliveries d JOIN batch b ON d.client_id = b.client_id AND d.order_payment_id = b.order_payment_id),
     attempts AS (DELETE FROM delivery_attempts a USING gone_deliveries g WHERE a.delivery_id = g.delivery_id),
