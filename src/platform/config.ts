@@ -8,6 +8,7 @@ import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './store/db.js';
  * platform starts in sandbox mode: the sandbox registry and simulated partners.
  */
 export interface Config {
+  /** Where the platform listens; once it listens, the port it got (PORT=0 lets the system choose). */
   port: number;
   host: string;
   /** PostgreSQL URL; without it the embedded PGlite database in `dataDir` is used. */
