@@ -296,3 +296,109 @@ describe('the payment search', () => {
     expect(otherPartner.status).toBe(404);
   });
 });
+
+describe('erasure', () => {
+  const user = 'u_attack_erase';
+  const body = { client_id: HOSTAPP.id, hostapp_user_id: user };
+
+  test('only the admin token erases: every partner credential, and a bearer of a partner secret, is 401 and changes nothing', async () => {
+    const e1 = await harness.call(
+      'createOrderPayment',
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, order: { currency: 'VND', amount: '5', hostapp_user_id: user } },
+      { authorization: harness.miniappAuth() },
+    );
+    expect(e1.status).toBe(200);
+    for (const authorization of [
+      undefined,
+      harness.hostappBasic(),
+      harness.hostappToken(),
+      harness.miniappAuth(),
+      `Bearer ${HOSTAPP.secret}`,
+      `Bearer ${MINIAPP.secret}`,
+      `Bearer ${ADMIN_TOKEN}x`,
+      `bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+      `Basic ${Buffer.from(`:${ADMIN_TOKEN}`).toString('base64')}`,
+    ]) {
+      const answer = await harness.call('eraseHostappUser', body, authorization === undefined ? {} : { authorization });
+      expect(answer.status, authorization).toBe(401);
+    }
+    const [row] = await harness.running.platform.store.db.query<{ hostapp_user_id: string | null }>(
+      'SELECT hostapp_user_id FROM order_payments WHERE order_payment_id = $1',
+      [e1.body.order_payment_id],
+    );
+    expect(row?.hostapp_user_id).toBe(user);
+  });
+
+  test.each([
+    ['{}', 'nothing'],
+    [JSON.stringify({ client_id: HOSTAPP.id }), 'no user'],
+    [JSON.stringify({ hostapp_user_id: user }), 'no host app'],
+    [JSON.stringify({ ...body, hostapp_user_id: '' }), 'an empty user id'],
+    [JSON.stringify({ ...body, hostapp_user_id: 'u'.repeat(256) }), 'a user id too long'],
+    [JSON.stringify({ ...body, hostapp_user_id: 42 }), 'a number'],
+    [JSON.stringify({ ...body, hostapp_user_id: [user] }), 'a list'],
+    [JSON.stringify({ ...body, hostapp_user_id: null }), 'null'],
+    [JSON.stringify({ ...body, hostapp_user_id: { $ne: null } }), 'an operator object'],
+    ['{"client_id":"ha_test","hostapp_user_id":"u\\u0000x"}', 'NUL'],
+    ['{"client_id":"ha_test","hostapp_user_id":"u\\ud800"}', 'a lone surrogate'],
+    [JSON.stringify({ ...body, client_id: 'h'.repeat(251) }), 'a client_id too long'],
+    [JSON.stringify({ ...body, extra: true }), 'an unknown member'],
+    [JSON.stringify([body]), 'a list of requests'],
+    ['{"client_id":"ha_test","hostapp_user_id":"a","hostapp_user_id":"b"}', 'a member twice'],
+    ['{"client_id":"ha_test",', 'broken JSON'],
+  ])('%s (%s) is 400 in the contract’s words', async (text) => {
+    const answer = await harness.call('eraseHostappUser', text, { authorization: operator });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error_code).toBe('INVALID_REQUEST');
+  });
+
+  test('a body too large is 413 and another media type 415, not a 500', async () => {
+    const huge = await harness.call('eraseHostappUser', JSON.stringify({ ...body, padding: 'x'.repeat(2_000_000) }), {
+      authorization: operator,
+    });
+    expect(huge.status).toBe(413);
+    const response = await fetch(`${harness.running.url}/api/v1/dashboard/erasures`, {
+      method: 'POST',
+      headers: { authorization: operator, 'content-type': 'text/plain' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(415);
+    expect((await response.json()).error_code).toBeDefined();
+  });
+
+  test('erasing leaves every statement digit and amount as it was, twice; the audit and the answer never hold the id', async () => {
+    const before = {
+      json: await statement(statementPath('hostapps', HOSTAPP.id, day), operator),
+      csv: await (
+        await fetch(`${harness.running.url}${statementPath('hostapps', HOSTAPP.id, day)}/csv`, { headers: { authorization: operator } })
+      ).text(),
+      money: await harness.running.platform.store.db.query(
+        'SELECT order_payment_id, amount_text, currency, payment_status FROM order_payments ORDER BY 1',
+      ),
+    };
+    const first = await harness.call('eraseHostappUser', body, { authorization: operator });
+    expect(first.status).toBe(200);
+    expect(first.body.payments).toBe(1);
+    const second = await harness.call('eraseHostappUser', body, { authorization: operator });
+    expect(second.body).toEqual({ payments: 0, events: 0, user_digest: first.body.user_digest });
+    expect(first.text).not.toContain(user);
+    expect(await statement(statementPath('hostapps', HOSTAPP.id, day), operator)).toMatchObject({ status: 200, body: before.json.body });
+    expect(
+      await (
+        await fetch(`${harness.running.url}${statementPath('hostapps', HOSTAPP.id, day)}/csv`, { headers: { authorization: operator } })
+      ).text(),
+    ).toBe(before.csv);
+    expect(
+      await harness.running.platform.store.db.query(
+        'SELECT order_payment_id, amount_text, currency, payment_status FROM order_payments ORDER BY 1',
+      ),
+    ).toEqual(before.money);
+    const audit = await harness.call('listAuditEntries', undefined, {
+      authorization: operator,
+      path: `/api/v1/dashboard/hostapps/${HOSTAPP.id}/audit`,
+    });
+    expect(audit.status).toBe(200);
+    expect(audit.text).not.toContain(user);
+    expect(JSON.stringify(await harness.running.platform.store.db.query('SELECT * FROM audit_entries'))).not.toContain(user);
+  });
+});
