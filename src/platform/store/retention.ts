@@ -1,5 +1,6 @@
 import type { Db, Queryable } from './db.js';
 import { idempotencyKeys } from './idempotency.js';
+import { REPLAY_PURGE_GRACE_MS } from './replayGuard.js';
 import type { Clock } from './time.js';
 
 /** The kinds of record the purge ages out (the contract's `x-retention`, ADR 0041). */
@@ -95,7 +96,10 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
   return {
     async purge(kind, periodMs, limit) {
       const now = clock();
-      const cutoff = kind === 'idempotency_keys' ? now : new Date(now.getTime() - periodMs);
+      // A replay-guard entry stays until every instance's clock is past its expiry (ADR 0038): a purge
+      // on this clock alone would hand an instance running behind a replay inside its window.
+      const cutoff =
+        kind === 'idempotency_keys' ? now : new Date(now.getTime() - periodMs - (kind === 'replay_guard' ? REPLAY_PURGE_GRACE_MS : 0));
       const params: unknown[] = [cutoff, limit];
       if (kind === 'event_payloads') params.push(now);
       if (kind === 'order_personal_details') params.push([...financialMembers], now);
