@@ -363,7 +363,7 @@ describe('erasure', () => {
       body: JSON.stringify(body),
     });
     expect(response.status).toBe(415);
-    expect((await response.json()).error_code).toBeDefined();
+    expect(((await response.json()) as { error_code?: string }).error_code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
   test('erasing leaves every statement digit and amount as it was, twice; the audit and the answer never hold the id', async () => {
