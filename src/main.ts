@@ -6,6 +6,7 @@
  */
 // Only what opens the database is imported up front: PGlite boots (about half a second, much of
 // it compiling WebAssembly off the main thread) while the rest of the code loads.
+import { isIP } from 'node:net';
 import { configFromEnv } from './platform/config.js';
 import type * as SandboxModule from './tools/sandbox/startSandbox.js';
 import type { RunningSandbox } from './tools/sandbox/startSandbox.js';
@@ -52,9 +53,10 @@ async function main(): Promise<void> {
     return;
   }
 
-  const [{ registryFrom }, sandboxModule] = await Promise.all([
+  const [{ registryFrom }, sandboxModule, { isLoopbackHost }] = await Promise.all([
     import('./platform/registry/loadRegistry.js'),
     import('./tools/sandbox/startSandbox.js'),
+    import('./platform/outbound/addressPolicy.js'),
   ]);
   const { DEFAULT_DEMO_MINIAPP_PORT, DEFAULT_HOSTAPP_PORT, DEFAULT_MINIAPP_PORT, SANDBOX_ADMIN_TOKEN, startSandbox } = sandboxModule;
 
@@ -63,7 +65,8 @@ async function main(): Promise<void> {
   // The sandbox's secrets and admin token are published in the README: it listens on loopback
   // unless HOST says otherwise (ADR 0015), and says which at start-up.
   config.host = sandboxHost(env.HOST);
-  if (isLoopback(config.host)) {
+  // `localhost` or a loopback address literal: a name that merely starts with 127. may resolve anywhere.
+  if (config.host.toLowerCase() === 'localhost' || (isIP(config.host) !== 0 && isLoopbackHost(config.host))) {
     // Only this machine can reach it: a partner signed in may point it at its own local server (ADR 0043).
     config.sandboxLoopback = true;
     log.info({ host: config.host }, `sandbox mode listens on ${config.host} only (loopback); set HOST to listen elsewhere`);
@@ -136,10 +139,6 @@ ${magicAmounts}
 /** Where the sandbox listens: HOST when given, else loopback. */
 function sandboxHost(host: string | undefined): string {
   return host === undefined || host === '' ? '127.0.0.1' : host;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
 function port(value: string | undefined, fallback: number): number {

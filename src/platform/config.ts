@@ -8,6 +8,7 @@ import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './store/db.js';
  * platform starts in sandbox mode: the sandbox registry and simulated partners.
  */
 export interface Config {
+  /** Where the platform listens; once it listens, the port it got (PORT=0 lets the system choose). */
   port: number;
   host: string;
   /** PostgreSQL URL; without it the embedded PGlite database in `dataDir` is used. */
@@ -100,8 +101,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     },
     retention: retentionFromEnv(env),
     records: {
-      pollMs: integer(env.MINIBRIDGE_RECORDS_POLL_MS, 60_000),
-      batchSize: integer(env.MINIBRIDGE_RECORDS_BATCH, 1_000),
+      // At least 1: a batch of 0 purges nothing and counts as full (the worker never rests), a poll of 0 spins.
+      pollMs: positive('MINIBRIDGE_RECORDS_POLL_MS', env.MINIBRIDGE_RECORDS_POLL_MS, 60_000),
+      batchSize: positive('MINIBRIDGE_RECORDS_BATCH', env.MINIBRIDGE_RECORDS_BATCH, 1_000),
       restRatio: integer(env.MINIBRIDGE_RECORDS_REST_RATIO, 4),
       enabled: env.MINIBRIDGE_RECORDS !== 'off',
     },
@@ -115,5 +117,12 @@ function integer(value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`expected a non-negative integer, got ${value}`);
+  return parsed;
+}
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(parsed) || parsed < 1) throw new Error(`${name}=${value}: expected a whole number from 1`);
   return parsed;
 }

@@ -165,6 +165,8 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   if (config.reconciler.enabled) reconciler.start();
   if (config.records.enabled) records.start();
   const address = server.address() as AddressInfo;
+  // The port it listens on (PORT=0 lets the system choose): a partner's URL may not lead back to it.
+  config.port = address.port;
   const url = `http://${address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address}:${address.port}`;
   log.info(
     { url, registry: partners.current, database: config.databaseUrl ? 'postgres' : `pglite ${config.dataDir}` },

@@ -52,3 +52,43 @@ it(
   },
   START_TIMEOUT_MS * 2,
 );
+
+it(
+  'a HOST that only looks like loopback (a name starting 127.) is warned about, never taken as loopback',
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'minibridge-loopback-'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MINIBRIDGE_REGISTRY: '',
+      HOST: '127.0.0.1.invalid',
+      PORT: '0',
+      MINIBRIDGE_SANDBOX_HOSTAPP_PORT: '0',
+      MINIBRIDGE_SANDBOX_MINIAPP_PORT: '0',
+      MINIBRIDGE_DATA_DIR: join(dataDir, 'pglite'),
+      DATABASE_URL: '',
+      LOG_LEVEL: 'info',
+    };
+    const child = spawn('npm', ['start', '--silent'], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    try {
+      // The name resolves nowhere, so the start then fails; what it said about the address comes first.
+      await vi.waitFor(() => expect(output).toMatch(/sandbox mode listens on 127\.0\.0\.1\.invalid/), {
+        timeout: START_TIMEOUT_MS,
+        interval: 200,
+      });
+      const line = output.split('\n').find((text) => text.includes('sandbox mode listens on'))!;
+      expect(JSON.parse(line)).toMatchObject({ level: 40, host: '127.0.0.1.invalid' });
+      expect(line).not.toMatch(/only \(loopback\)/);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+  START_TIMEOUT_MS * 2,
+);

@@ -7,6 +7,7 @@
 import { beforeEach, expect, it } from 'vitest';
 import { financialRecordMembers, retentionBounds, retentionKinds, statementDayRule } from '../../src/contract/records.js';
 import { createStore, type NewOrderPayment, type StatementOwner, type Store } from '../../src/platform/store/index.js';
+import { REPLAY_PURGE_GRACE_MS } from '../../src/platform/store/replayGuard.js';
 import { describeEachBackend } from '../support/databases.js';
 import { manualClock, newOrderPayment, transitionTo } from './fixtures.js';
 
@@ -173,7 +174,7 @@ describeEachBackend('records', (database) => {
 
     await at(300_000);
     expect(await count('replay_guard')).toBe(1);
-    await at(300_001 + bounds.replay_guard.default * DAY);
+    await at(300_001 + bounds.replay_guard.default * DAY + REPLAY_PURGE_GRACE_MS);
     expect(await count('replay_guard')).toBe(0);
     await at(bounds.idempotency_keys.default * DAY);
     expect(await count('idempotency_keys')).toBe(2);
@@ -227,6 +228,48 @@ describeEachBackend('records', (database) => {
     expect(await count(`order_payments WHERE order_payment_id = '${open.order_payment_id}'`)).toBe(1);
     // An order's miniapp_order_id key lasts as long as its record, and goes with it.
     expect(await count(`idempotency_keys WHERE key LIKE 'order:%mo_keep'`)).toBe(0);
+  });
+
+  it('a payment settled only now, long after it was made, keeps its record, its pending E6 and its statement line', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    // Stuck in process past the whole financial period (no answer from the host app), then settled by a late E5.
+    const late = await pay({ amount: '98765432109876543.21' });
+    clock.advance(bounds.financial_record.maximum * DAY + DAY);
+    await store.orderPayments.transition(transitionTo(late, 'paid'), () => '{}');
+    const pending = async () => store.db.query(`SELECT status FROM deliveries WHERE order_payment_id = $1`, [late.order_payment_id]);
+    expect(await pending()).toEqual([{ status: 'pending' }]);
+    for (const kind of retentionKinds) while ((await store.retention.purge(kind, bounds[kind].minimum * DAY, 10)) > 0);
+    // The miniapp is still owed its E6, and the day it settled on still lists it.
+    expect(await pending()).toEqual([{ status: 'pending' }]);
+    clock.advance(DAY);
+    while (await store.statements.closeNextDay());
+    const day = clock.now().toISOString().slice(0, 10);
+    const settledDay = new Date(clock.now().getTime() - DAY).toISOString().slice(0, 10);
+    expect(day > settledDay).toBe(true);
+    expect((await store.statements.lines(miniapp, settledDay, 10)).lines).toEqual([
+      expect.objectContaining({ order_payment_id: late.order_payment_id, amount: '98765432109876543.21', adjustment: false }),
+    ]);
+    // Once its settlement is as old as the period, it goes like any other.
+    clock.advance(bounds.financial_record.minimum * DAY);
+    await store.db.query(`UPDATE deliveries SET status = 'delivered', next_attempt_at = NULL, delivered_at = $1`, [clock.now()]);
+    while ((await store.retention.purge('financial_record', bounds.financial_record.minimum * DAY, 10)) > 0);
+    expect(await store.db.query('SELECT 1 FROM order_payments WHERE order_payment_id = $1', [late.order_payment_id])).toEqual([]);
+  });
+
+  it('the purge keeps a replay-guard entry until every instance’s clock is past it: a lagging instance still refuses the replay', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const expiry = new Date(clock.now().getTime() + 300_000);
+    expect(await store.replayGuard.remember('digest-window', expiry)).toBe(true);
+    // This instance's clock is past the expiry; another's runs REPLAY_PURGE_GRACE_MS - 1 s behind, still inside the window.
+    clock.advance(300_000 + REPLAY_PURGE_GRACE_MS - 2_000);
+    const lagging = createStore(database.db, { clock: () => new Date(clock.now().getTime() - REPLAY_PURGE_GRACE_MS + 1_000) });
+    expect(lagging.replayGuard.now() < expiry).toBe(true);
+    while ((await store.retention.purge('replay_guard', bounds.replay_guard.minimum * DAY, 10)) > 0);
+    expect(await lagging.replayGuard.remember('digest-window', expiry)).toBe(false);
+    // Once every clock is past it, the entry goes.
+    clock.advance(3_000);
+    while ((await store.retention.purge('replay_guard', bounds.replay_guard.minimum * DAY, 10)) > 0);
+    expect(await store.db.query(`SELECT digest FROM replay_guard WHERE digest = 'digest-window'`)).toEqual([]);
   });
 
   it('erasure removes exactly one user’s personal data, leaves money and statements, and repeats only what arrived since', async () => {

@@ -25,7 +25,7 @@ type CredentialKind = Schemas['CredentialKind'];
 export const partnerChanges = {
   async updateHostapp(platform: PlatformContext, caller: DashboardCaller, clientId: string, body: Schemas['UpdateHostappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback, platform.config.port);
     return write(platform, async (tx) => {
       const row = await accessible(platform, caller, 'hostapp', clientId, tx);
       const before = { ...(row.settings as HostappSettings), ...lifecycleDefaults(row.settings as Partial<HostappSettings>) };
@@ -45,7 +45,7 @@ export const partnerChanges = {
 
   async updateMiniapp(platform: PlatformContext, caller: DashboardCaller, appId: string, body: Schemas['UpdateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback, platform.config.port);
     const { hostapps, ...fields } = body;
     // Links decide which host apps a miniapp may charge through: an operator's decision, never the miniapp's.
     if (hostapps !== undefined && caller.partner)

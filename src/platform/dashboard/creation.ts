@@ -12,7 +12,7 @@ type Schemas = components['schemas'];
 export const partnerCreation = {
   async createHostapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateHostappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback, platform.config.port);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',
@@ -49,7 +49,7 @@ export const partnerCreation = {
   },
   async createMiniapp(platform: PlatformContext, caller: DashboardCaller, body: Schemas['CreateMiniappRequest']) {
     checkAllowList(body.allowed_ips);
-    checkUrls(caller, body.urls, platform.config.sandboxLoopback);
+    checkUrls(caller, body.urls, platform.config.sandboxLoopback, platform.config.port);
     if (body.signing?.enabled)
       throw new ApiError(
         'CONFLICT',

@@ -1,5 +1,5 @@
 import { ApiError } from '../../contract/errors.js';
-import { internalUrlNames, isInternalHost, mayRegisterInternal } from '../outbound/addressPolicy.js';
+import { internalUrlNames, isInternalHost, isLoopbackHost, mayRegisterInternal } from '../outbound/addressPolicy.js';
 import type { DashboardCaller } from './caller.js';
 
 /**
@@ -10,7 +10,12 @@ import type { DashboardCaller } from './caller.js';
  * quads. Operators may register internal addresses, and partners loopback ones in a sandbox on
  * loopback (`sandboxLoopback`, ADR 0043): that is recorded per URL (`internal_urls`).
  */
-export function checkUrls(caller: DashboardCaller, urls: Record<string, string | undefined> | undefined, sandboxLoopback: boolean): void {
+export function checkUrls(
+  caller: DashboardCaller,
+  urls: Record<string, string | undefined> | undefined,
+  sandboxLoopback: boolean,
+  ownPort: number,
+): void {
   for (const [name, value] of Object.entries(urls ?? {})) {
     if (value === undefined) continue;
     let url: URL;
@@ -22,7 +27,19 @@ export function checkUrls(caller: DashboardCaller, urls: Record<string, string |
     if (url.username || url.password) throw new ApiError('INVALID_REQUEST', `urls.${name} must not hold a user name or password`);
     if (isInternalHost(url.hostname) && !mayRegisterInternal(url.hostname, { operator: !caller.partner, sandboxLoopback }))
       throw new ApiError('INVALID_REQUEST', refusal(name, url.hostname, sandboxLoopback));
+    // A loopback URL on the platform's own port is the platform, not the partner's server: it would
+    // call itself (its admin API, its own operations) with the partner's credentials (ADR 0043).
+    if (caller.partner && isLoopbackHost(url.hostname) && portOf(url) === ownPort)
+      throw new ApiError(
+        'INVALID_REQUEST',
+        `urls.${name} names the platform's own port (${ownPort}) on this machine: register the port your own server listens on`,
+      );
   }
+}
+
+function portOf(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
 }
 
 /** What a partner refused an internal URL is told: why, and what to do instead. */

@@ -4,7 +4,8 @@ import { retentionBounds, retentionKinds, retentionSetting, type RetentionKind }
 /** The retention period in force for each kind of record, in days (ADR 0041). */
 export type RetentionPeriods = Record<RetentionKind, number>;
 
-const PREFIX = 'MINIBRIDGE_RETENTION_';
+/** A name meant as a retention setting: `MINIBRIDGE_RETENTION_…`, however cased or misspelt (RETENTON, RETAIN). */
+const retentionLike = /^MINIBRIDGE_RET(?:EN|AIN)/i;
 
 /**
  * The periods from the environment, each `MINIBRIDGE_RETENTION_<KIND>_DAYS` within the contract's
@@ -15,15 +16,17 @@ const PREFIX = 'MINIBRIDGE_RETENTION_';
 export function retentionFromEnv(env: NodeJS.ProcessEnv): RetentionPeriods {
   const bounds = retentionBounds();
   const known = new Map(retentionKinds.map((kind) => [retentionSetting(kind), kind]));
+  // Any MINIBRIDGE_ name about retention, in any case and with the prefix misspelt, must be one of them.
   for (const name of Object.keys(env))
-    if (name.startsWith(PREFIX) && !known.has(name))
+    if (retentionLike.test(name) && !known.has(name))
       throw new Error(`${name} is not a retention setting; the settings are ${[...known.keys()].join(', ')}`);
   const periods = {} as RetentionPeriods;
   for (const kind of retentionKinds) {
     const name = retentionSetting(kind);
     const text = env[name];
     const { minimum, maximum } = bounds[kind];
-    if (text === undefined || text === '') {
+    // Unset is the default; set empty (a template's missing value) is a mistake, refused like any other.
+    if (text === undefined) {
       periods[kind] = bounds[kind].default;
       continue;
     }

@@ -1,5 +1,6 @@
 import type { Db, Queryable } from './db.js';
 import { idempotencyKeys } from './idempotency.js';
+import { REPLAY_PURGE_GRACE_MS } from './replayGuard.js';
 import type { Clock } from './time.js';
 
 /** The kinds of record the purge ages out (the contract's `x-retention`, ADR 0041). */
@@ -71,10 +72,16 @@ const purgeStatements: Record<PurgeKind, string> = {
       SELECT key FROM idempotency_keys WHERE expires_at IS NOT NULL AND expires_at < $1 ORDER BY expires_at LIMIT $2
       FOR UPDATE SKIP LOCKED)
     DELETE FROM idempotency_keys k USING batch WHERE k.key = batch.key`,
-  // A settled payment and everything it left behind, once its financial record has aged out.
+  // A settled payment and everything it left behind, once its financial record has aged out: the
+  // period runs from its last transition, not its creation (one settled only now, after long in
+  // process, is still owed its E6 and its statement line), and a pending E6 keeps it.
   financial_record: `WITH batch AS (
-      SELECT client_id, order_payment_id FROM order_payments WHERE payment_status <> 'in_process' AND created_at < $1
-      ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+      SELECT client_id, order_payment_id FROM order_payments p WHERE payment_status <> 'in_process' AND created_at < $1
+        AND NOT EXISTS (SELECT 1 FROM payment_status_history h
+          WHERE h.client_id = p.client_id AND h.order_payment_id = p.order_payment_id AND h.at >= $1)
+        AND NOT EXISTS (SELECT 1 FROM deliveries d
+          WHERE d.client_id = p.client_id AND d.order_payment_id = p.order_payment_id AND d.status = 'pending')
+      ORDER BY created_at LIMIT $2 FOR UPDATE OF p SKIP LOCKED),
     gone_deliveries AS (
       SELECT d.delivery_id FROM deliveries d JOIN batch b ON d.client_id = b.client_id AND d.order_payment_id = b.order_payment_id),
     attempts AS (DELETE FROM delivery_attempts a USING gone_deliveries g WHERE a.delivery_id = g.delivery_id),
@@ -89,7 +96,10 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
   return {
     async purge(kind, periodMs, limit) {
       const now = clock();
-      const cutoff = kind === 'idempotency_keys' ? now : new Date(now.getTime() - periodMs);
+      // A replay-guard entry stays until every instance's clock is past its expiry (ADR 0038): a purge
+      // on this clock alone would hand an instance running behind a replay inside its window.
+      const cutoff =
+        kind === 'idempotency_keys' ? now : new Date(now.getTime() - periodMs - (kind === 'replay_guard' ? REPLAY_PURGE_GRACE_MS : 0));
       const params: unknown[] = [cutoff, limit];
       if (kind === 'event_payloads') params.push(now);
       if (kind === 'order_personal_details') params.push([...financialMembers], now);

@@ -96,6 +96,23 @@ describe('in the sandbox (the platform on loopback alone)', () => {
     expect(refused.status).toBe(400);
     expect((refused.body as { error_message: string }).error_message).toMatch(/which this sandbox accepts/);
   });
+
+  test("the platform's own port is not the partner's server: the platform would call itself (its admin API, its E1) with the partner's credentials", async () => {
+    const port = new URL(harness.running.url).port;
+    for (const url of [
+      `http://127.0.0.1:${port}/api/v1/orders/create-order-payment/`,
+      `http://localhost:${port}/api/v1/dashboard/hostapps`,
+      `http://[::1]:${port}/`,
+      `http://127.0.0.2:${port}/`,
+    ]) {
+      const refused = await setOwnUrl(harness, url);
+      expect(refused.status, url).toBe(400);
+      expect((refused.body as { error_code: string }).error_code).toBe('INVALID_REQUEST');
+      expect((refused.body as { error_message: string }).error_message, url).toMatch(/the platform's own port/);
+    }
+    const settings = await harness.call('getHostapp', undefined, { authorization: harness.hostappBasic(), path: hostappPath });
+    expect((settings.body as { urls: Record<string, string> }).urls.create_order_payment).not.toContain(`:${port}/`);
+  });
 });
 
 describe('outside the sandbox', () => {

@@ -255,13 +255,35 @@ describeOnBackends('statements, retention and erasure', (backend) => {
   });
 });
 
-test('a misspelt or out-of-bounds retention setting stops the start with a clear message', async () => {
+test('a records batch or poll interval of 0 stops the start: a batch of 0 purges nothing and never rests, a poll of 0 spins', () => {
+  expect(() => configFromEnv({ MINIBRIDGE_RECORDS_BATCH: '0' })).toThrow(/MINIBRIDGE_RECORDS_BATCH=0: expected a whole number from 1/);
+  expect(() => configFromEnv({ MINIBRIDGE_RECORDS_POLL_MS: '0' })).toThrow(/MINIBRIDGE_RECORDS_POLL_MS=0: expected a whole number from 1/);
+  expect(configFromEnv({ MINIBRIDGE_RECORDS_BATCH: '1', MINIBRIDGE_RECORDS_POLL_MS: '1' }).records).toMatchObject({
+    batchSize: 1,
+    pollMs: 1,
+  });
+});
+
+test('a misspelt, malformed or out-of-bounds retention setting stops the start with a clear message', async () => {
   expect(() => configFromEnv({ MINIBRIDGE_RETENTION_EVENT_PAYLOAD_DAYS: '30' })).toThrow(
     /MINIBRIDGE_RETENTION_EVENT_PAYLOAD_DAYS is not a retention setting.*MINIBRIDGE_RETENTION_EVENT_PAYLOADS_DAYS/,
   );
   expect(() => configFromEnv({ MINIBRIDGE_RETENTION_FINANCIAL_RECORD_DAYS: '399' })).toThrow(/from 400 to 3650/);
   expect(() => configFromEnv({ MINIBRIDGE_RETENTION_FINANCIAL_RECORD_DAYS: '3651' })).toThrow(/from 400 to 3650/);
   expect(() => configFromEnv({ MINIBRIDGE_RETENTION_DELIVERIES_DAYS: '1e2' })).toThrow(/whole number of days/);
+  // Malformed values, each named in the message with what is expected.
+  for (const value of ['', ' ', '1e3', '-1', '+30', '30d', '30 days', '3.0', '0x1e', '٣٠', '99999999999999999999', 'NaN', 'Infinity'])
+    expect(() => configFromEnv({ MINIBRIDGE_RETENTION_DELIVERIES_DAYS: value }), JSON.stringify(value)).toThrow(
+      /MINIBRIDGE_RETENTION_DELIVERIES_DAYS=.*expected a whole number of days from 1 to 3650 \(x-retention\.deliveries\)/,
+    );
+  // Misspelt names the prefix check alone would miss: another case, a typo in the prefix.
+  for (const name of [
+    'minibridge_retention_deliveries_days',
+    'Minibridge_Retention_Deliveries_Days',
+    'MINIBRIDGE_RETENTON_DELIVERIES_DAYS',
+    'MINIBRIDGE_RETAIN_DELIVERIES_DAYS',
+  ])
+    expect(() => configFromEnv({ [name]: '30' }), name).toThrow(new RegExp(`${name} is not a retention setting`));
   process.env.MINIBRIDGE_RETENTION_DELIVERIES_DAYS = '0';
   try {
     await expect(startPlatform({ config: { port: 0, host: '127.0.0.1', dataDir: 'memory://' } })).rejects.toThrow(
