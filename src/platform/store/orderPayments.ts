@@ -159,13 +159,20 @@ const readStatement = {
  * app (ADR 0039). A row committed after the statement's snapshot is neither inserted (it
  * conflicts) nor seen: its request is sent again in the next round. An order_payment_id appears
  * in one request per statement.
+ *
+ * Planned for each batch, and each batch's rows limited to their count ($3, $4): the planner
+ * guesses any json_to_recordset at 100 rows, and for 100 rows it scanned order_payments and
+ * idempotency_keys whole (a hash join) rather than look each row up by its key, whatever the
+ * tables' size; with the count it sees the batch's real size and looks the rows up.
  */
 const recordStatement = {
   name: 'store.orderPayments.record',
+  planEachTime: true,
   text: `WITH requested AS (
       SELECT * FROM json_to_recordset($1::json) AS r (idx int, order_payment_id text, app_id text, client_id text,
         miniapp_order_id text, hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text,
         at timestamptz, expires_at timestamptz, reconcile_at timestamptz)
+      LIMIT $3
     ),
     inserted AS (
       INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
@@ -190,7 +197,8 @@ const recordStatement = {
     ),
     completed AS (
       UPDATE idempotency_keys k SET state = 'done', order_payment_id = owned.order_payment_id
-      FROM json_to_recordset($2::json) AS owned (key text, reservation_id uuid, client_id text, order_payment_id text)
+      FROM (SELECT * FROM json_to_recordset($2::json) AS o (key text, reservation_id uuid, client_id text, order_payment_id text)
+        LIMIT $4) AS owned
       WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
         AND (EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = owned.client_id AND i.order_payment_id = owned.order_payment_id)
           OR EXISTS (SELECT 1 FROM recorded r WHERE r.same_order AND r.client_id = owned.client_id AND r.order_payment_id = owned.order_payment_id))
@@ -356,6 +364,8 @@ export function createOrderPayments(
     const rows = await db.query<OrderPaymentRow & { idx: number; outcome: CreateResult['outcome'] }>(recordStatement, [
       requested,
       JSON.stringify(owned),
+      requests.length,
+      owned.length,
     ]);
     const results: Array<CreateResult | undefined> = requests.map(() => undefined);
     for (const row of rows) {
