@@ -5,7 +5,7 @@
  * prefix of its own, so parallel files and reruns never share a bucket.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Config } from '../../../src/platform/config.js';
 import { createStore } from '../../../src/platform/store/index.js';
 import { basicAuthorization } from '../../../src/wire/credentials.js';
@@ -24,11 +24,7 @@ const budgets: Partial<Config> = {
 
 const statusBody = () => ({ app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_unknown' });
 
-/**
- * The same tests over any pair of instances that share their budgets. Every test gets a pair (and
- * shared budgets) of its own: the tests spend the partner's, the operator's and the source's
- * budgets, which refill too slowly to be left for the next test.
- */
+/** The same tests over any pair of instances that share their budgets. */
 function twoInstanceTests(instances: () => [PlatformHarness, PlatformHarness]): void {
   test(`${partnerBurst} + 4 requests of one partner alternating between the instances: exactly 4 refused, RateLimit counts down across both`, async () => {
     const [a, b] = instances();
@@ -81,15 +77,14 @@ function twoInstanceTests(instances: () => [PlatformHarness, PlatformHarness]): 
 
 describe.skipIf(postgres.skip)('two instances sharing PostgreSQL', () => {
   let database: TestDatabase;
-  let a: PlatformHarness;
-  let b: PlatformHarness;
-  beforeEach(async () => {
+  const a = new PlatformHarness();
+  const b = new PlatformHarness();
+  beforeAll(async () => {
     database = await postgres.open();
     const open = async () => createStore(await database.connect());
-    [a, b] = [new PlatformHarness(), new PlatformHarness()];
     await Promise.all([a.start({ config: budgets, store: open() }), b.start({ config: budgets, store: open() })]);
   }, openTimeoutMs);
-  afterEach(async () => {
+  afterAll(async () => {
     await Promise.all([a.stop(), b.stop()]);
     await database?.dispose();
   }, openTimeoutMs);
@@ -98,9 +93,9 @@ describe.skipIf(postgres.skip)('two instances sharing PostgreSQL', () => {
 });
 
 describe.skipIf(!redisUrl)('two instances sharing Redis', () => {
-  let a: PlatformHarness;
-  let b: PlatformHarness;
-  beforeEach(async () => {
+  const a = new PlatformHarness();
+  const b = new PlatformHarness();
+  beforeAll(async () => {
     // Redis's answer may take longer than the instance's 250 ms while the suites load the machine;
     // a late answer would count the request on the instance's own budget and split the count.
     const config = {
@@ -109,10 +104,9 @@ describe.skipIf(!redisUrl)('two instances sharing Redis', () => {
       redisKeyPrefix: `minibridge-test:${randomBytes(8).toString('hex')}:`,
       redisCommandTimeoutMs: 10_000,
     };
-    [a, b] = [new PlatformHarness(), new PlatformHarness()];
     await Promise.all([a.start({ config }), b.start({ config })]);
   }, openTimeoutMs);
-  afterEach(() => Promise.all([a.stop(), b.stop()]), openTimeoutMs);
+  afterAll(() => Promise.all([a.stop(), b.stop()]), openTimeoutMs);
 
   twoInstanceTests(() => [a, b]);
 });
