@@ -205,13 +205,20 @@ describe('the conformance page against the project web host bridge', () => {
   );
 
   it('minibridge verify bridge exits 1 for a broken host and prints the failing messages', async () => {
-    const result = await minibridge(['verify', 'bridge', '--url', sandbox.miniappUrl, '--run', 'chromium-rounds-amount']);
+    // A run of its own against the host that rounds the amount, stored before the command reads it.
+    const run = 'chromium-verify-rounds-amount';
+    const { page, errors } = await open(hostUrl('rounds-amount', run, BROKEN_WAITS));
+    expect(await finished(await conformanceFrame(page))).toBe(false);
+    expect((await storedReport(run)).passed).toBe(false);
+    await page.close();
+    expect(errors).toEqual([]);
+    const result = await minibridge(['verify', 'bridge', '--url', sandbox.miniappUrl, '--run', run]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^pay-data-unchanged +pay +FAIL/m);
     expect(result.stdout).toContain('paymentData.amount is the number 125001, not the string "125000.50"');
     expect(result.stdout).toContain('sent: {"protocol":"minibridge-bridge","version":1,"id":"p-1"');
     expect(result.stdout).toContain('FAILED: 12 passed, 1 failed');
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('the conformance page against a hostile host', () => {

@@ -21,14 +21,14 @@ const MOVED_URL = 'https://miniapp.example/complete-order-moved';
 
 const STEP_MS = 30_000;
 const OTHER = { id: 'ma_other', secret: 'other-miniapp-secret-1' };
+/** The miniapp whose secret the rotation test revokes: every other test signs in as MINIAPP with its own secret. */
+const ROTATING = { id: 'ma_rotating', secret: 'rotating-miniapp-secret-1' };
 
 const harness = new PlatformHarness();
 let browser: Browser;
 let page: Page;
 let pageErrors: string[];
 let counter = 0;
-/** The miniapp's secret_key as it stands after the rotation test (the dashboard may change it). */
-let miniappSecret = MINIAPP.secret;
 
 function hostappE3(_request: Received, res: ServerResponse) {
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_dash_${++counter}` }));
@@ -45,6 +45,12 @@ beforeAll(async () => {
         hostapps: [HOSTAPP.id],
         features: { payments: true, event_bridge: false, event_receiver: false },
         urls: { complete_order: 'https://other.example/secret-callback' },
+      });
+      registry.miniapps.push({
+        app_id: ROTATING.id,
+        secret_key: ROTATING.secret,
+        hostapps: [HOSTAPP.id],
+        features: { payments: true, event_bridge: false, event_receiver: false },
       });
     },
   });
@@ -95,6 +101,19 @@ function field(name: string) {
   return page.getByLabel(name, { exact: true });
 }
 
+/** A paid payment of MINIAPP whose E6 the miniapp server has acknowledged; its order_payment_id. */
+async function deliveredPayment(): Promise<string> {
+  const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret) });
+  expect(created.status).toBe(200);
+  const orderPaymentId: string = created.body.order_payment_id;
+  const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId, payment_status: 'paid' };
+  expect((await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() })).body.code).toBe('SUCCESS');
+  await harness.eventually('E6', () =>
+    harness.miniapp.received.find((r) => r.path.startsWith('/complete-order') && r.body.includes(orderPaymentId)),
+  );
+  return orderPaymentId;
+}
+
 async function getMiniapp(id: string, secret: string) {
   return harness.call('getMiniapp', undefined, {
     authorization: basicAuthorization(id, secret),
@@ -140,7 +159,7 @@ describe('signing in', () => {
   }, 90_000);
 
   it('the page keeps no credential in storage or cookies: a reload signs out', async () => {
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     const stored = await page.evaluate(
       '({ local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie })',
     );
@@ -162,7 +181,7 @@ describe('signing in without a console error', () => {
     page.on('response', (response) => {
       if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
     });
-    await signIn(MINIAPP.id, miniappSecret, 'a miniapp');
+    await signIn(MINIAPP.id, MINIAPP.secret, 'a miniapp');
     expect(await page.locator('#who').textContent()).toBe(`Signed in as miniapp ${MINIAPP.id}`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(HOSTAPP.id, HOSTAPP.secret, 'a host app');
@@ -182,17 +201,17 @@ describe('signing in without a console error', () => {
 
 describe('settings', () => {
   it('a changed URL is saved, shown after a reload and used by the API', async () => {
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     expect(await page.locator('#identity dd[data-field="app_id"]').textContent()).toBe(MINIAPP.id);
     // A public address: a partner may not point the platform at loopback or private ones (SSRF).
     const moved = MOVED_URL;
     await field('complete_order').fill(moved);
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.locator('#settings-form .form-ok', { hasText: 'Saved.' }).waitFor({ timeout: STEP_MS });
-    expect((await getMiniapp(MINIAPP.id, miniappSecret)).body.urls.complete_order).toBe(moved);
+    expect((await getMiniapp(MINIAPP.id, MINIAPP.secret)).body.urls.complete_order).toBe(moved);
 
     await page.reload();
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     expect(await field('complete_order').inputValue()).toBe(moved);
 
     // Back to the test's miniapp server on loopback, which only an operator may register.
@@ -205,8 +224,8 @@ describe('settings', () => {
   }, 90_000);
 
   it('an invalid URL: the contract’s error_message is shown next to the field and nothing changes', async () => {
-    await signIn(MINIAPP.id, miniappSecret);
-    const before = (await getMiniapp(MINIAPP.id, miniappSecret)).body;
+    await signIn(MINIAPP.id, MINIAPP.secret);
+    const before = (await getMiniapp(MINIAPP.id, MINIAPP.secret)).body;
     await field('complete_order').fill('ftp://not-a-callback.example/');
     await page.getByRole('button', { name: 'Save settings' }).click();
     const error = page.locator('.field-error[data-error-for="urls.complete_order"]');
@@ -215,23 +234,23 @@ describe('settings', () => {
     const answer = await harness.call(
       'updateMiniapp',
       { urls: { complete_order: 'ftp://not-a-callback.example/' } },
-      { authorization: basicAuthorization(MINIAPP.id, miniappSecret), path: `/api/v1/dashboard/miniapps/${MINIAPP.id}` },
+      { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret), path: `/api/v1/dashboard/miniapps/${MINIAPP.id}` },
     );
     expect(answer.status).toBe(400);
     expect(answer.body.error_message).toMatch(/^urls\.complete_order\b/);
     expect(await error.textContent()).toBe(`${answer.body.error_message} (${answer.body.error_code})`);
     expect(await field('complete_order').getAttribute('aria-invalid')).toBe('true');
-    expect((await getMiniapp(MINIAPP.id, miniappSecret)).body.urls).toEqual(before.urls);
+    expect((await getMiniapp(MINIAPP.id, MINIAPP.secret)).body.urls).toEqual(before.urls);
   }, 90_000);
 });
 
 describe('credentials', () => {
   it('rotate: the new secret is shown once; old and new both work during the overlap; revoking the old refuses it', async () => {
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(ROTATING.id, ROTATING.secret);
     await openTab('Credentials');
     const before = await harness.call('listCredentials', undefined, {
-      authorization: basicAuthorization(MINIAPP.id, miniappSecret),
-      path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/credentials`,
+      authorization: basicAuthorization(ROTATING.id, ROTATING.secret),
+      path: `/api/v1/dashboard/miniapps/${ROTATING.id}/credentials`,
     });
     expect(before.status).toBe(200);
     const oldIds = new Set<string>(
@@ -246,12 +265,11 @@ describe('credentials', () => {
     expect(await shown.textContent()).toContain('only time the secret is shown');
     const secret = await page.locator('#new-secret-value').inputValue();
     expect(secret.length).toBeGreaterThanOrEqual(32);
-    const oldSecret = miniappSecret;
+    const oldSecret = ROTATING.secret;
 
     // The overlap: both secrets work.
-    expect((await getMiniapp(MINIAPP.id, oldSecret)).status).toBe(200);
-    expect((await getMiniapp(MINIAPP.id, secret)).status).toBe(200);
-    miniappSecret = secret;
+    expect((await getMiniapp(ROTATING.id, oldSecret)).status).toBe(200);
+    expect((await getMiniapp(ROTATING.id, secret)).status).toBe(200);
 
     // The list shows two active secret keys; the secret appears nowhere but in the one-time box.
     const rows = page.locator('#credentials-table tbody tr', { hasText: 'secret_key' });
@@ -267,17 +285,21 @@ describe('credentials', () => {
     await page.locator('#credentials-table tbody tr', { hasText: oldId }).filter({ hasText: 'revoked' }).waitFor({ timeout: STEP_MS });
     // The dashboard now signs in with the new secret: it keeps working after the revocation.
     expect(await page.locator('#credentials-error').isHidden()).toBe(true);
-    expect((await getMiniapp(MINIAPP.id, oldSecret)).status).toBe(401);
-    expect((await getMiniapp(MINIAPP.id, secret)).status).toBe(200);
+    expect((await getMiniapp(ROTATING.id, oldSecret)).status).toBe(401);
+    expect((await getMiniapp(ROTATING.id, secret)).status).toBe(200);
     // The miniapp's E1 with the new secret works too.
-    const e1 = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, secret) });
+    const e1 = await harness.call(
+      'createOrderPayment',
+      { ...e1Body(), app_id: ROTATING.id },
+      { authorization: basicAuthorization(ROTATING.id, secret) },
+    );
     expect(e1.status).toBe(200);
   }, 90_000);
 });
 
 describe('E6 deliveries', () => {
   it('a delivery is listed and redelivered: the miniapp server gets the same event again', async () => {
-    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, miniappSecret) });
+    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret) });
     expect(created.status).toBe(200);
     const orderPaymentId: string = created.body.order_payment_id;
     const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId, payment_status: 'paid' };
@@ -285,7 +307,7 @@ describe('E6 deliveries', () => {
     const callbacks = () => harness.miniapp.received.filter((r) => r.path.startsWith('/complete-order') && r.body.includes(orderPaymentId));
     const first = await harness.eventually('E6', () => callbacks()[0]);
 
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('E6 deliveries');
     const row = page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId });
     await expect.poll(() => row.locator('td[data-field="status"]').textContent(), { timeout: STEP_MS }).toBe('delivered');
@@ -297,23 +319,10 @@ describe('E6 deliveries', () => {
 });
 
 describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () => {
-  /** A paid payment whose E6 the miniapp server has acknowledged; its order_payment_id. */
-  async function deliveredPayment(): Promise<string> {
-    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, miniappSecret) });
-    expect(created.status).toBe(200);
-    const orderPaymentId: string = created.body.order_payment_id;
-    const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId, payment_status: 'paid' };
-    expect((await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() })).body.code).toBe('SUCCESS');
-    await harness.eventually('E6', () =>
-      harness.miniapp.received.find((r) => r.path.startsWith('/complete-order') && r.body.includes(orderPaymentId)),
-    );
-    return orderPaymentId;
-  }
-
   it('at 1280×800 the Redeliver column is in the viewport without scrolling sideways', async () => {
     const orderPaymentId = await deliveredPayment();
     await page.setViewportSize({ width: 1280, height: 800 });
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('E6 deliveries');
     const row = page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId });
     const button = row.getByRole('button', { name: /^Redeliver / });
@@ -347,7 +356,7 @@ describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () =>
   it('filters by order_payment_id: only that payment’s deliveries are listed', async () => {
     const one = await deliveredPayment();
     const other = await deliveredPayment();
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('E6 deliveries');
     await page.locator('#deliveries-table tbody tr', { hasText: other }).waitFor({ timeout: STEP_MS });
     await page.locator('#deliveries-filter').getByLabel('order_payment_id', { exact: true }).fill(one);
@@ -357,7 +366,7 @@ describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () =>
       .toEqual([one]);
     // The page asks what the API answers for the same filter.
     const api = await harness.call('listPartnerDeliveries', undefined, {
-      authorization: basicAuthorization(MINIAPP.id, miniappSecret),
+      authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret),
       path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/deliveries?order_payment_id=${encodeURIComponent(one)}`,
     });
     expect(api.status).toBe(200);
@@ -366,7 +375,7 @@ describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () =>
 
   it('after Redeliver the row shows the attempt’s outcome without Refresh', async () => {
     const orderPaymentId = await deliveredPayment();
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('E6 deliveries');
     const row = page.locator('#deliveries-table tbody tr', { hasText: orderPaymentId });
     await expect.poll(() => row.locator('td[data-field="status"]').textContent(), { timeout: STEP_MS }).toBe('delivered');
@@ -398,7 +407,7 @@ describe('E6 deliveries at 1280 px, by payment, followed after Redeliver', () =>
 
 describe('payments', () => {
   it('lists the partner’s payments, filters the stuck ones, and opens a payment’s timeline', async () => {
-    const auth = { authorization: basicAuthorization(MINIAPP.id, miniappSecret) };
+    const auth = { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret) };
     const paid = await harness.call('createOrderPayment', e1Body({ amount: '12345678901234567.89' }), auth);
     const waiting = await harness.call('createOrderPayment', e1Body(), auth);
     const paidId: string = paid.body.order_payment_id;
@@ -411,7 +420,7 @@ describe('payments', () => {
       [stuckId],
     );
 
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('Payments');
     const paidRow = page.locator('#payments-table tbody tr', { hasText: paidId });
     await expect.poll(() => paidRow.locator('td[data-field="payment_status"]').textContent(), { timeout: STEP_MS }).toBe('paid');
@@ -443,7 +452,7 @@ describe('payments', () => {
   }, 90_000);
 
   it('a partner opens only its own payments: another miniapp’s is not found, and none is listed', async () => {
-    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, miniappSecret) });
+    const created = await harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret) });
     const id: string = created.body.order_payment_id;
     const asOther = { authorization: basicAuthorization(OTHER.id, OTHER.secret) };
     const listed = await harness.call('listPartnerPayments', undefined, {
@@ -480,7 +489,7 @@ describe('payments', () => {
 
 describe('statements', () => {
   it('shows a closed day with its exact totals and downloads it as CSV, every digit kept, formula cells neutralised', async () => {
-    const auth = { authorization: basicAuthorization(MINIAPP.id, miniappSecret) };
+    const auth = { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret) };
     const paid = await harness.call('createOrderPayment', e1Body({ amount: '99999999999999999.99', miniapp_order_id: '=cmd|calc' }), auth);
     const paidId: string = paid.body.order_payment_id;
     const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: paidId, payment_status: 'paid' };
@@ -495,7 +504,7 @@ describe('statements', () => {
     });
     while (await closer.statements.closeNextDay());
 
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('Statements');
     await field('Day (UTC)').fill(day);
     await page.locator('#statements-form').getByRole('button', { name: 'Show' }).click();
@@ -527,7 +536,7 @@ describe('statements', () => {
   }, 90_000);
 
   it('an open day is refused with the contract’s message', async () => {
-    await signIn(MINIAPP.id, miniappSecret);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('Statements');
     await field('Day (UTC)').fill(new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10));
     await page.locator('#statements-form').getByRole('button', { name: 'Show' }).click();
@@ -539,7 +548,31 @@ describe('statements', () => {
 
 describe('audit log', () => {
   it('lists the changes made through the dashboard, never a secret', async () => {
-    await signIn(MINIAPP.id, miniappSecret);
+    // The changes it lists, made here: a URL moved, and a secret issued and then revoked.
+    const auth = basicAuthorization(MINIAPP.id, MINIAPP.secret);
+    const miniappPath = `/api/v1/dashboard/miniapps/${MINIAPP.id}`;
+    expect(
+      (await harness.call('updateMiniapp', { urls: { complete_order: MOVED_URL } }, { authorization: auth, path: miniappPath })).status,
+    ).toBe(200);
+    const restored = await harness.call(
+      'updateMiniapp',
+      { urls: { complete_order: `${harness.miniapp.url}/complete-order` } },
+      { authorization: `Bearer ${ADMIN_TOKEN}`, path: miniappPath },
+    );
+    expect(restored.status).toBe(200);
+    const issued = await harness.call(
+      'issueCredential',
+      { kind: 'secret_key' },
+      { authorization: auth, path: `${miniappPath}/credentials` },
+    );
+    expect(issued.status).toBe(201);
+    const revoked = await harness.call('revokeCredential', undefined, {
+      authorization: auth,
+      path: `${miniappPath}/credentials/${issued.body.credential_id}/revoke`,
+    });
+    expect(revoked.body.status).toBe('revoked');
+
+    await signIn(MINIAPP.id, MINIAPP.secret);
     await openTab('Audit log');
     const table = page.locator('#audit-table');
     await table.locator('tbody tr', { hasText: 'urls.complete_order' }).first().waitFor({ timeout: STEP_MS });
@@ -547,14 +580,22 @@ describe('audit log', () => {
     await table.locator('tbody tr', { hasText: 'revoke_credential' }).first().waitFor({ timeout: STEP_MS });
     const text = (await table.textContent()) ?? '';
     expect(text).toContain(MOVED_URL);
-    expect(text).not.toContain(miniappSecret);
+    expect(text).not.toContain(issued.body.secret);
     expect(text).not.toContain(MINIAPP.secret);
   }, 90_000);
 });
 
 describe('one partner, its own data only', () => {
   it('a miniapp sees none of another miniapp’s settings, deliveries or audit entries', async () => {
-    await signIn(MINIAPP.id, miniappSecret);
+    // Something in every table of its own: a payment with its delivery, and an audit entry.
+    await deliveredPayment();
+    const renamed = await harness.call(
+      'updateMiniapp',
+      { name: 'Own data only' },
+      { authorization: basicAuthorization(MINIAPP.id, MINIAPP.secret), path: `/api/v1/dashboard/miniapps/${MINIAPP.id}` },
+    );
+    expect(renamed.status).toBe(200);
+    await signIn(MINIAPP.id, MINIAPP.secret);
     expect(await page.locator('#operator-bar').isHidden()).toBe(true);
     for (const tab of ['Settings', 'Credentials', 'Payments', 'E6 deliveries', 'Audit log']) {
       await openTab(tab);

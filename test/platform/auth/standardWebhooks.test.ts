@@ -57,6 +57,8 @@ describeOnBackends('Standard Webhooks', (backend) => {
 
   describe('outbound calls verify with the standardwebhooks package', () => {
     test('E3, E4, E6 and both E7s; E6 and E7 carry the event id as webhook-id; the deprecated headers still verify', async () => {
+      // The id E4's answer names; other tests answer E3 with ids of their own.
+      harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_1' });
       const e1 = JSON.stringify(e1Body());
       expect((await harness.call('createOrderPayment', e1, { headers: packageSigned(miniappWebhook, e1) })).status).toBe(200);
       const e3 = harness.hostapp.receivedAt('/create-order-payment').at(-1)!;
@@ -76,7 +78,10 @@ describeOnBackends('Standard Webhooks', (backend) => {
         payment_status: 'paid',
       });
       expect((await harness.call('completeOrder', completion, { headers: packageSigned(hostappWebhook, completion) })).status).toBe(200);
-      const e6 = await harness.eventually('E6', () => harness.miniapp.receivedAt('/complete-order').at(-1));
+      // This payment's E6: another test's E5 may have sent one for its own payment.
+      const e6 = await harness.eventually('E6', () =>
+        harness.miniapp.receivedAt('/complete-order').find((received) => received.body.includes('"hop_sw_1"')),
+      );
       verifiedByPackage(miniappWebhook, e6);
       expect(e6.headers['webhook-id']).toBe(e6.headers['x-minibridge-event-id']);
 
@@ -116,7 +121,12 @@ describeOnBackends('Standard Webhooks', (backend) => {
     });
 
     test("a signature with another key does not verify with the package (the test's verifier can fail)", async () => {
+      harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_other_key' });
+      const e1 = JSON.stringify(e1Body());
+      expect((await harness.call('createOrderPayment', e1, { headers: packageSigned(miniappWebhook, e1) })).status).toBe(200);
       const e3 = harness.hostapp.receivedAt('/create-order-payment').at(-1)!;
+      // It verifies with the right key, so a throw below is the other key's doing.
+      verifiedByPackage(hostappWebhook, e3);
       expect(() =>
         verifiedByPackage(new Webhook(`whsec_${Buffer.from('another-key-of-thirty-two-bytes!').toString('base64')}`), e3),
       ).toThrow(/No matching signature/);
@@ -125,7 +135,7 @@ describeOnBackends('Standard Webhooks', (backend) => {
 
   describe('inbound requests signed by the standardwebhooks package', () => {
     test('are accepted once; a replay, a changed body, a stale timestamp and a missing header are refused', async () => {
-      // An id of its own: the host app's default E3 id is already bound to the first describe's order.
+      // An id of its own: each test binds its E3 ids to its own orders.
       harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_sw_once' });
       const body = JSON.stringify(e1Body());
       const headers = packageSigned(miniappWebhook, body);

@@ -9,6 +9,8 @@ import { ADMIN_TOKEN, e1Body, HOSTAPP, MINIAPP, PlatformHarness, type PlatformRe
 
 const OTHER_HOSTAPP = { id: 'ha_other', secret: 'other-hostapp-secret' };
 const OTHER_MINIAPP = { id: 'ma_other', secret: 'other-miniapp-secret' };
+/** The miniapp whose secret the rotation test revokes: the others keep theirs, whatever order the tests run in. */
+const ROTATING = { id: 'ma_rotating', secret: 'rotating-miniapp-secret' };
 const operator = `Bearer ${ADMIN_TOKEN}`;
 
 const harness = new PlatformHarness();
@@ -32,6 +34,12 @@ beforeAll(async () => {
         app_id: OTHER_MINIAPP.id,
         secret_key: OTHER_MINIAPP.secret,
         hostapps: [OTHER_HOSTAPP.id],
+        features: { payments: true, event_bridge: false, event_receiver: false },
+      });
+      registry.miniapps.push({
+        app_id: ROTATING.id,
+        secret_key: ROTATING.secret,
+        hostapps: [HOSTAPP.id],
         features: { payments: true, event_bridge: false, event_receiver: false },
       });
     },
@@ -106,7 +114,12 @@ describe('who may do what', () => {
     const miniapps = await harness.call('listMiniapps', undefined, { authorization: partners.otherMiniapp!.auth });
     expect(miniapps.body.miniapps.map((m: { app_id: string }) => m.app_id)).toEqual([OTHER_MINIAPP.id]);
     const all = await harness.call('listHostapps', undefined, { authorization: operator });
-    expect(all.body.hostapps.map((h: { client_id: string }) => h.client_id)).toEqual([OTHER_HOSTAPP.id, HOSTAPP.id].sort());
+    // Everyone is every host app the database holds (other tests may have created some), in order.
+    const everyone = await harness.running.platform.store.db.query<{ partner_id: string }>(
+      "SELECT partner_id FROM partners WHERE partner_type = 'hostapp'",
+    );
+    expect(everyone.map((row) => row.partner_id)).toEqual(expect.arrayContaining([OTHER_HOSTAPP.id, HOSTAPP.id]));
+    expect(all.body.hostapps.map((h: { client_id: string }) => h.client_id)).toEqual(everyone.map((row) => row.partner_id).sort());
   });
 
   test('operator-only operations refuse partners; wrong credentials are refused', async () => {
@@ -126,18 +139,21 @@ describe('who may do what', () => {
 });
 
 describe('operators', () => {
-  let created: PlatformResponse;
-  test('create a host app: its secret is shown once and signs it in', async () => {
-    created = await harness.call(
+  /** A host app the operator creates, answering E3 from the test's host app server. */
+  const createHostapp = (clientId: string): Promise<PlatformResponse> =>
+    harness.call(
       'createHostapp',
       {
-        client_id: 'ha_created',
+        client_id: clientId,
         name: 'Created',
         urls: { create_order_payment: `${harness.hostapp.url}/create-order-payment` },
         features: { payments: true },
       },
       { authorization: operator },
     );
+
+  test('create a host app: its secret is shown once and signs it in', async () => {
+    const created = await createHostapp('ha_created');
     expect(created.status).toBe(201);
     const secret: string = created.body.credential.secret;
     const own = await harness.call('getHostapp', undefined, {
@@ -151,16 +167,17 @@ describe('operators', () => {
     expect(again.body.error_code).toBe('CONFLICT');
   });
 
-  test('create a miniapp linked to it, then E1 through them works at once', async () => {
+  test('create a miniapp linked to a created host app, then E1 through them works at once', async () => {
+    expect((await createHostapp('ha_created_linked')).status).toBe(201);
     const miniapp = await harness.call(
       'createMiniapp',
-      { app_id: 'ma_created', name: 'Created', hostapps: ['ha_created'], features: { payments: true } },
+      { app_id: 'ma_created', name: 'Created', hostapps: ['ha_created_linked'], features: { payments: true } },
       { authorization: operator },
     );
     expect(miniapp.status).toBe(201);
     const e1 = await harness.call(
       'createOrderPayment',
-      { ...e1Body(), app_id: 'ma_created', client_id: 'ha_created' },
+      { ...e1Body(), app_id: 'ma_created', client_id: 'ha_created_linked' },
       {
         authorization: basicAuthorization('ma_created', miniapp.body.credential.secret),
       },
@@ -195,7 +212,6 @@ describe('operators', () => {
   });
 });
 
-// Before the rotation below revokes the miniapp's first secret.
 describe('payments: a partner sees only its own (ADR 0039)', () => {
   let own: string;
   beforeAll(async () => {
@@ -289,50 +305,52 @@ describe('partners manage themselves', () => {
   });
 
   test('rotation: both secrets work during the overlap, the old one is refused once revoked; no secret in the audit log', async () => {
-    const base = `/api/v1/dashboard/miniapps/${MINIAPP.id}`;
+    const base = `/api/v1/dashboard/miniapps/${ROTATING.id}`;
+    const auth = (secret: string) => basicAuthorization(ROTATING.id, secret);
+    const e1 = () => ({ ...e1Body(), app_id: ROTATING.id });
     const issued = await harness.call(
       'issueCredential',
       { kind: 'secret_key' },
-      { authorization: harness.miniappAuth(), path: `${base}/credentials` },
+      { authorization: auth(ROTATING.secret), path: `${base}/credentials` },
     );
     expect(issued.status).toBe(201);
     const fresh: string = issued.body.secret;
-    for (const secret of [MINIAPP.secret, fresh]) {
-      const e1 = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth(secret) });
-      expect(e1.status, secret === fresh ? 'new secret' : 'old secret').toBe(200);
+    for (const secret of [ROTATING.secret, fresh]) {
+      const created = await harness.call('createOrderPayment', e1(), { authorization: auth(secret) });
+      expect(created.status, secret === fresh ? 'new secret' : 'old secret').toBe(200);
     }
     const third = await harness.call(
       'issueCredential',
       { kind: 'secret_key' },
-      { authorization: harness.miniappAuth(fresh), path: `${base}/credentials` },
+      { authorization: auth(fresh), path: `${base}/credentials` },
     );
     expect(third.body.error_code).toBe('CONFLICT');
     const listed = await harness.call('listCredentials', undefined, {
-      authorization: harness.miniappAuth(fresh),
+      authorization: auth(fresh),
       path: `${base}/credentials`,
     });
     expect(listed.text).not.toContain(fresh);
     const old = listed.body.credentials.find((c: { credential_id: string }) => c.credential_id !== issued.body.credential_id);
     const revoked = await harness.call('revokeCredential', undefined, {
-      authorization: harness.miniappAuth(fresh),
+      authorization: auth(fresh),
       path: `${base}/credentials/${old.credential_id}/revoke`,
     });
     expect(revoked.body.status).toBe('revoked');
-    const refused = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth(MINIAPP.secret) });
+    const refused = await harness.call('createOrderPayment', e1(), { authorization: auth(ROTATING.secret) });
     expect(refused.body.error_code).toBe('UNAUTHORIZED');
-    const accepted = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth(fresh) });
+    const accepted = await harness.call('createOrderPayment', e1(), { authorization: auth(fresh) });
     expect(accepted.status).toBe(200);
     const last = await harness.call('revokeCredential', undefined, {
-      authorization: harness.miniappAuth(fresh),
+      authorization: auth(fresh),
       path: `${base}/credentials/${issued.body.credential_id}/revoke`,
     });
     expect(last.body.error_code).toBe('CONFLICT');
-    const audit = await harness.call('listAuditEntries', undefined, { authorization: harness.miniappAuth(fresh), path: `${base}/audit` });
+    const audit = await harness.call('listAuditEntries', undefined, { authorization: auth(fresh), path: `${base}/audit` });
     expect(audit.body.entries.map((entry: { action: string }) => entry.action)).toEqual(
       expect.arrayContaining(['issue_credential', 'revoke_credential']),
     );
     expect(audit.text).not.toContain(fresh);
-    expect(audit.text).not.toContain(MINIAPP.secret);
+    expect(audit.text).not.toContain(ROTATING.secret);
   });
 
   test('secrets at rest: sealed and verified, never stored in the clear', async () => {
@@ -341,7 +359,8 @@ describe('partners manage themselves', () => {
     );
     expect(rows.length).toBeGreaterThan(4);
     const text = JSON.stringify(rows);
-    for (const secret of [HOSTAPP.secret, MINIAPP.secret, OTHER_HOSTAPP.secret]) expect(text).not.toContain(secret);
+    for (const secret of [HOSTAPP.secret, MINIAPP.secret, OTHER_HOSTAPP.secret, OTHER_MINIAPP.secret, ROTATING.secret])
+      expect(text).not.toContain(secret);
     expect(rows.filter((row) => row.sealed !== null).every((row) => row.sealed!.startsWith('v1.'))).toBe(true);
   });
 });

@@ -124,15 +124,25 @@ describe('bodies that try to pollute or overflow', () => {
 
 describe('secrets appear once', () => {
   test('an issued secret is in the issuing answer only: not in reads, lists, audit, errors or logs', async () => {
+    // A host app of its own: the rotation below revokes its first secret, which the other tests' host app keeps.
+    const created = await harness.call(
+      'createHostapp',
+      { client_id: 'ha_rotating', name: 'Rotating', features: { payments: true } },
+      { authorization: operator },
+    );
+    expect(created.status).toBe(201);
+    const firstSecret: string = created.body.credential.secret;
+    const firstAuth = basicAuthorization('ha_rotating', firstSecret);
+    const hostappPath = '/api/v1/dashboard/hostapps/ha_rotating';
     const issued = await harness.call(
       'issueCredential',
       { kind: 'secret_key' },
-      { authorization: hostappAuth, path: `${hostappPath}/credentials` },
+      { authorization: firstAuth, path: `${hostappPath}/credentials` },
     );
     expect(issued.status).toBe(201);
     const secret: string = issued.body.secret;
     expect(secret.length).toBeGreaterThanOrEqual(32);
-    const newAuth = basicAuthorization(HOSTAPP.id, secret);
+    const newAuth = basicAuthorization('ha_rotating', secret);
     const reads = await Promise.all([
       harness.call('getHostapp', undefined, { authorization: newAuth, path: hostappPath }),
       harness.call('listCredentials', undefined, { authorization: newAuth, path: `${hostappPath}/credentials` }),
@@ -140,11 +150,12 @@ describe('secrets appear once', () => {
       harness.call('listHostapps', undefined, { authorization: operator }),
       // An error answer to a request made with the new secret.
       harness.call('updateHostapp', { token_prefix: 'has space' }, { authorization: newAuth, path: hostappPath }),
-      harness.call('getPaymentStatus', { client_id: HOSTAPP.id, order_payment_id: 'hop_x' }, { authorization: newAuth }),
+      harness.call('getPaymentStatus', { client_id: 'ha_rotating', order_payment_id: 'hop_x' }, { authorization: newAuth }),
     ]);
     for (const read of reads) expect(read.text).not.toContain(secret);
     const logs = logLines.join('');
     expect(logs).not.toContain(secret);
+    expect(logs).not.toContain(firstSecret);
     expect(logs).not.toContain(HOSTAPP.secret);
     // The rotation ends: the new secret is the only one; the old one no longer signs in.
     const credentials = reads[1]!.body.credentials as { credential_id: string; status: string }[];
@@ -154,7 +165,7 @@ describe('secrets appear once', () => {
       path: `${hostappPath}/credentials/${old.credential_id}/revoke`,
     });
     expect(revoked.status).toBe(200);
-    const refused = await harness.call('getHostapp', undefined, { authorization: hostappAuth, path: hostappPath });
+    const refused = await harness.call('getHostapp', undefined, { authorization: firstAuth, path: hostappPath });
     expect(refused.status).toBe(401);
     // Revoking the last one is refused: a partner cannot lock itself out.
     const last = await harness.call('revokeCredential', undefined, {
@@ -165,7 +176,15 @@ describe('secrets appear once', () => {
   });
 
   test('ten concurrent issues leave at most two active secrets', async () => {
-    const miniappAuth = basicAuthorization(MINIAPP.id, MINIAPP.secret);
+    // A miniapp of its own: the registered one keeps a single signing secret for the other tests.
+    const created = await harness.call(
+      'createMiniapp',
+      { app_id: 'ma_concurrent', name: 'Concurrent', hostapps: [HOSTAPP.id] },
+      { authorization: operator },
+    );
+    expect(created.status).toBe(201);
+    const miniappAuth = basicAuthorization('ma_concurrent', created.body.credential.secret);
+    const miniappPath = '/api/v1/dashboard/miniapps/ma_concurrent';
     const answers = await Promise.all(
       Array.from({ length: 10 }, () =>
         harness.call('issueCredential', { kind: 'signing_secret' }, { authorization: miniappAuth, path: `${miniappPath}/credentials` }),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { quoteIdentifier } from '../../../src/platform/store/db.js';
 import { registryFrom, type RegistryFile } from '../../../src/platform/registry/loadRegistry.js';
@@ -19,14 +19,13 @@ const MINIAPP = { id: 'ma_two', secret: 'two-miniapp-secret' };
 const BUDGET_MS = 1_000;
 
 describe.skipIf(!databaseUrl)('dashboard changes across two instances (PostgreSQL)', () => {
-  const schema = `dash_${randomBytes(6).toString('hex')}`;
+  /** Each test's own schema: the tests move a URL, revoke a secret and switch payments off. */
+  let schema: string;
   const oldHost = new FakePartner();
   const newHost = new FakePartner();
   let one: RunningPlatform;
   let two: RunningPlatform;
   let counter = 0;
-  /** The miniapp's active secret_key (the rotation test replaces it). */
-  let miniappSecret = MINIAPP.secret;
 
   const e3 = (_request: Received, res: ServerResponse) =>
     void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_two_${++counter}` }));
@@ -67,17 +66,22 @@ describe.skipIf(!databaseUrl)('dashboard changes across two instances (PostgreSQ
     });
 
   beforeAll(async () => {
-    await admin((client) => client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`));
     await Promise.all([oldHost.start(), newHost.start()]);
     oldHost.on('/create-order-payment', e3);
     newHost.on('/create-order-payment', e3);
+  }, 60_000);
+
+  afterAll(() => Promise.all([oldHost.stop(), newHost.stop()]), 60_000);
+
+  beforeEach(async () => {
+    schema = `dash_${randomBytes(6).toString('hex')}`;
+    await admin((client) => client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`));
     one = await start();
     two = await start();
   }, 120_000);
 
-  afterAll(async () => {
+  afterEach(async () => {
     await Promise.allSettled([one?.close(), two?.close()]);
-    await Promise.all([oldHost.stop(), newHost.stop()]);
     await admin((client) => client.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`));
   }, 60_000);
 
@@ -144,16 +148,15 @@ describe.skipIf(!databaseUrl)('dashboard changes across two instances (PostgreSQ
       expect((await e1(instance, MINIAPP.secret)).body.error_code).toBe('UNAUTHORIZED');
       expect((await e1(instance, fresh)).status).toBe(200);
     }
-    miniappSecret = fresh;
   });
 
   test('a feature switched off through one instance is refused on the other', async () => {
-    expect((await e1(one, miniappSecret)).status).toBe(200);
+    expect((await e1(one, MINIAPP.secret)).status).toBe(200);
     const off = await call(two, 'PATCH', `/api/v1/dashboard/hostapps/${HOSTAPP.id}`, `Bearer ${ADMIN_TOKEN}`, {
       features: { payments: false },
     });
     expect(off.status).toBe(200);
-    await withinBudget('payments off on instance one', async () => (await e1(one, miniappSecret)).body.error_code === 'PAYMENT_DISABLED');
+    await withinBudget('payments off on instance one', async () => (await e1(one, MINIAPP.secret)).body.error_code === 'PAYMENT_DISABLED');
   });
 });
 

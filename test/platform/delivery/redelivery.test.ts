@@ -36,11 +36,55 @@ describeOnBackends('redelivery', (backend) => {
     await harness.stop();
   });
 
-  /** A paid payment whose first E6 was delivered; its delivery_id. */
-  async function deliveredCallback(): Promise<string> {
-    const e1 = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
-    const completion = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: e1.body.order_payment_id, payment_status: 'paid' };
-    expect((await harness.call('completeOrder', completion, { authorization: harness.hostappBasic() })).status).toBe(200);
+  type Pair = { hostapp: { id: string; auth: string }; miniapp: { id: string; auth: string } };
+  const registered: Pair = { hostapp: { id: HOSTAPP.id, auth: hostappAuth }, miniapp: { id: MINIAPP.id, auth: miniappAuth } };
+
+  /** A host app and a miniapp linked to it, created by the operator: redelivery budgets of their own. */
+  async function newPair(tag: string): Promise<Pair> {
+    const hostapp = await harness.call(
+      'createHostapp',
+      {
+        client_id: `ha_${tag}`,
+        name: tag,
+        urls: { create_order_payment: `${harness.hostapp.url}/create-order-payment` },
+        features: { payments: true },
+      },
+      { authorization: operator },
+    );
+    expect(hostapp.status).toBe(201);
+    const miniapp = await harness.call(
+      'createMiniapp',
+      {
+        app_id: `ma_${tag}`,
+        name: tag,
+        hostapps: [`ha_${tag}`],
+        urls: { complete_order: `${harness.miniapp.url}/complete-order` },
+        features: { payments: true },
+      },
+      { authorization: operator },
+    );
+    expect(miniapp.status).toBe(201);
+    return {
+      hostapp: { id: `ha_${tag}`, auth: basicAuthorization(`ha_${tag}`, hostapp.body.credential.secret) },
+      miniapp: { id: `ma_${tag}`, auth: basicAuthorization(`ma_${tag}`, miniapp.body.credential.secret) },
+    };
+  }
+
+  /** A paid payment between `pair` whose first E6 was delivered; its delivery_id. */
+  async function deliveredCallback(pair: Pair = registered): Promise<string> {
+    const e1 = await harness.call(
+      'createOrderPayment',
+      { ...e1Body(), app_id: pair.miniapp.id, client_id: pair.hostapp.id },
+      { authorization: pair.miniapp.auth },
+    );
+    expect(e1.status).toBe(200);
+    const completion = {
+      app_id: pair.miniapp.id,
+      client_id: pair.hostapp.id,
+      order_payment_id: e1.body.order_payment_id,
+      payment_status: 'paid',
+    };
+    expect((await harness.call('completeOrder', completion, { authorization: pair.hostapp.auth })).status).toBe(200);
     const [row] = await harness.eventually('the E6 to be delivered', async () => {
       const rows = await harness.running.platform.store.db.query<{ delivery_id: string; status: string }>(
         'SELECT delivery_id::text AS delivery_id, status FROM deliveries WHERE order_payment_id = $1',
@@ -114,19 +158,20 @@ describeOnBackends('redelivery', (backend) => {
 
   test("a partner's redeliveries are bounded by the contract's budget; an operator's are not", async () => {
     const { burst } = contractRateLimits().redelivery;
-    const deliveryId = await deliveredCallback();
-    // The miniapp spent one in the test before; this test is its own budget for the host app.
+    // Partners of its own: the other test here spends the registered partners' budgets, whichever runs first.
+    const { hostapp, miniapp } = await newPair('redelivery_budget');
+    const deliveryId = await deliveredCallback({ hostapp, miniapp });
     const statuses: number[] = [];
-    for (let i = 0; i < burst + 1; i++) statuses.push((await asPartner('hostapps', HOSTAPP.id, hostappAuth, deliveryId)).status);
+    for (let i = 0; i < burst + 1; i++) statuses.push((await asPartner('hostapps', hostapp.id, hostapp.auth, deliveryId)).status);
     const refusedAt = statuses.indexOf(429);
     expect(refusedAt).toBeGreaterThan(0);
     expect(statuses.slice(0, refusedAt).every((status) => status === 200)).toBe(true);
-    const refused = await asPartner('hostapps', HOSTAPP.id, hostappAuth, deliveryId);
+    const refused = await asPartner('hostapps', hostapp.id, hostapp.auth, deliveryId);
     expect([refused.status, refused.body.error_code]).toEqual([429, 'RATE_LIMITED']);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.body.error_message).toMatch(/redeliveries/);
     // The miniapp's budget is its own; the operator has none.
-    expect((await asPartner('miniapps', MINIAPP.id, miniappAuth, deliveryId)).status).toBe(200);
-    expect((await asPartner('hostapps', HOSTAPP.id, operator, deliveryId)).status).toBe(200);
+    expect((await asPartner('miniapps', miniapp.id, miniapp.auth, deliveryId)).status).toBe(200);
+    expect((await asPartner('hostapps', hostapp.id, operator, deliveryId)).status).toBe(200);
   });
 });

@@ -13,8 +13,12 @@ import { discardLimitBytes } from '../../../src/wire/rawBody.js';
 import { e1Body, PlatformHarness } from '../../support/platformHarness.js';
 
 const harness = new PlatformHarness();
+// An order payment id of its own for each E1 (ADR 0016 binds one to one order), whatever order the tests run in.
+let orders = 0;
 beforeAll(async () => {
-  harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_1' });
+  harness.hostapp.on('/create-order-payment', (_request: unknown, res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_limit_${++orders}` }));
+  });
   await harness.start();
 }, 120_000);
 afterAll(() => harness.stop());
@@ -133,10 +137,6 @@ function bodyOfSize(size: number): Buffer {
 }
 
 test('the limit is the contract x-max-body-bytes: a body of exactly that size is read, one byte more is 413', async () => {
-  // A host app id of its own: hop_1 is already bound to the orders of the tests above (ADR 0016).
-  harness.hostapp.on('/create-order-payment', (_request: unknown, res: ServerResponse) => {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: 'hop_exact_limit' }));
-  });
   const socket = await open();
   const read = reader(socket);
   const exact = bodyOfSize(maxBodyBytes());

@@ -10,6 +10,7 @@ import type { Config } from '../../../src/platform/config.js';
 import { createStore } from '../../../src/platform/store/index.js';
 import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { backends, openTimeoutMs, type TestDatabase } from '../../support/databases.js';
+import type { RegistryFile } from '../../../src/platform/registry/loadRegistry.js';
 import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness, type PlatformResponse } from '../../support/platformHarness.js';
 
 const redisUrl = process.env.MINIBRIDGE_TEST_REDIS_URL ?? process.env.REDIS_URL;
@@ -22,7 +23,17 @@ const budgets: Partial<Config> = {
   failedAuthLimit: { perSecond: 0.001, burst: failedAuthBurst },
 };
 
-const statusBody = () => ({ app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_unknown' });
+const statusBody = (appId = MINIAPP.id) => ({ app_id: appId, client_id: HOSTAPP.id, order_payment_id: 'hop_unknown' });
+
+/**
+ * The miniapp whose genuine request the failed-authentication test makes: its partner budget is
+ * its own, so the alternating test finds MINIAPP's six whichever of the two runs first (the
+ * budgets refill at 0.001 per second, nothing comes back within the file).
+ */
+const GENUINE = { id: 'ma_genuine', secret: 'genuine-miniapp-secret' };
+const withGenuine = (registry: RegistryFile) => {
+  registry.miniapps.push({ ...structuredClone(registry.miniapps[0]!), app_id: GENUINE.id, secret_key: GENUINE.secret });
+};
 
 /** The same tests over any pair of instances that share their budgets. */
 function twoInstanceTests(instances: () => [PlatformHarness, PlatformHarness]): void {
@@ -70,7 +81,9 @@ function twoInstanceTests(instances: () => [PlatformHarness, PlatformHarness]): 
       Array(failedAuthBurst + 3).fill(`"failed-auth";q=${failedAuthBurst};w=${failedAuthBurst * 1000}`),
     );
     // Correct credentials from the same address are counted on the partner's budget, not refused.
-    const genuine = await b.call('getPaymentStatus', statusBody(), { authorization: b.miniappAuth() });
+    const genuine = await b.call('getPaymentStatus', statusBody(GENUINE.id), {
+      authorization: basicAuthorization(GENUINE.id, GENUINE.secret),
+    });
     expect(genuine.headers.get('ratelimit-policy')).toMatch(/^"partner";/);
   });
 }
@@ -82,7 +95,10 @@ describe.skipIf(postgres.skip)('two instances sharing PostgreSQL', () => {
   beforeAll(async () => {
     database = await postgres.open();
     const open = async () => createStore(await database.connect());
-    await Promise.all([a.start({ config: budgets, store: open() }), b.start({ config: budgets, store: open() })]);
+    await Promise.all([
+      a.start({ config: budgets, store: open(), registry: withGenuine }),
+      b.start({ config: budgets, store: open(), registry: withGenuine }),
+    ]);
   }, openTimeoutMs);
   afterAll(async () => {
     await Promise.all([a.stop(), b.stop()]);
@@ -104,8 +120,10 @@ describe.skipIf(!redisUrl)('two instances sharing Redis', () => {
       redisKeyPrefix: `minibridge-test:${randomBytes(8).toString('hex')}:`,
       redisCommandTimeoutMs: 10_000,
     };
-    await Promise.all([a.start({ config }), b.start({ config })]);
-  }, openTimeoutMs);
+    await Promise.all([a.start({ config, registry: withGenuine }), b.start({ config, registry: withGenuine })]);
+    // Two PGlite platforms start at once here: on a machine busy with other suites that took
+    // 50-60 s, so the bound on a stuck start is twice one database's.
+  }, 2 * openTimeoutMs);
   afterAll(() => Promise.all([a.stop(), b.stop()]), openTimeoutMs);
 
   twoInstanceTests(() => [a, b]);

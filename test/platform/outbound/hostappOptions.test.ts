@@ -9,15 +9,17 @@ describeOnBackends('host app options', (backend) => {
   const harness = new PlatformHarness();
   const SIGNING = ['hostapp-signing-secret'];
 
+  // Each E1 gets an order payment id of its own, so every test makes the payment it needs.
+  let orders = 0;
+
   beforeAll(async () => {
-    let counter = 0;
     harness.hostapp
-      .on('/create-order-payment', { order_payment_id: 'hop_opt_1' })
+      .on('/create-order-payment', (_request: Received, res: ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order_payment_id: `hop_opt_${++orders}` }));
+      })
       .on('/get-payment-status', (request: Received, res: ServerResponse) => {
         const query = Object.fromEntries(new URLSearchParams(request.body));
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ ...query, payment_status: ++counter > 0 ? 'paid' : 'in_process' }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...query, payment_status: 'paid' }));
       });
     harness.miniapp.on('/complete-order', { code: 'SUCCESS' });
     await harness.start({
@@ -54,12 +56,14 @@ describeOnBackends('host app options', (backend) => {
   });
 
   test('without a user token the host app credentials are sent with its prefix; E4 goes by GET with a signed query', async () => {
-    await harness.call('createOrderPayment', e1Body({ miniapp_order_id: 'ORD-GET' }), { authorization: harness.miniappAuth() });
+    const created = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
+    expect(created.status).toBe(200);
+    const orderPaymentId: string = created.body.order_payment_id;
     const e3 = harness.hostapp.receivedAt('/create-order-payment').at(-1)!;
     expect(e3.headers.authorization).toBe(harness.hostappToken(HOSTAPP.secret, 'Bearer'));
     const status = await harness.call(
       'getPaymentStatus',
-      { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_opt_1' },
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: orderPaymentId },
       { authorization: harness.miniappAuth() },
     );
     expect(status.body.payment_status).toBe('paid');
@@ -68,7 +72,7 @@ describeOnBackends('host app options', (backend) => {
     expect(Object.fromEntries(new URLSearchParams(e4.body))).toEqual({
       app_id: MINIAPP.id,
       client_id: HOSTAPP.id,
-      order_payment_id: 'hop_opt_1',
+      order_payment_id: orderPaymentId,
     });
     const { signatureInput, verifyRequest } = await import('../../../src/wire/signing.js');
     expect(
@@ -87,7 +91,9 @@ describeOnBackends('host app options', (backend) => {
   });
 
   test('E5 from a host app with signing enabled must be signed', async () => {
-    const body = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: 'hop_opt_1', payment_status: 'paid' };
+    const created = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
+    expect(created.status).toBe(200);
+    const body = { app_id: MINIAPP.id, client_id: HOSTAPP.id, order_payment_id: created.body.order_payment_id, payment_status: 'paid' };
     const unsigned = await harness.call('completeOrder', body, { authorization: harness.hostappBasic() });
     expect(unsigned.body.error_code).toBe('UNAUTHORIZED');
     const signed = await harness.call('completeOrder', body, { sign: SIGNING });

@@ -148,7 +148,9 @@ describe('the connection to a partner URL', () => {
 });
 
 describeOnBackends('partner calls to a registered name that leads inside', (backend) => {
-  const harness = new PlatformHarness();
+  // A platform of its own for each test: the tests move the partners' URLs (and with them the
+  // operator's exceptions) and bind E3 ids to orders, and each starts from the registry as imported.
+  let harness: PlatformHarness;
   const operator = `Bearer ${ADMIN_TOKEN}`;
   const hostappAuth = basicAuthorization(HOSTAPP.id, HOSTAPP.secret);
   const miniappAuth = basicAuthorization(MINIAPP.id, MINIAPP.secret);
@@ -157,12 +159,13 @@ describeOnBackends('partner calls to a registered name that leads inside', (back
   /** A name that passes registration and resolves to loopback when called. */
   const inside = (url: string) => url.replace('127.0.0.1', 'svc.partner.test');
 
-  beforeAll(async () => {
+  beforeEach(async () => {
+    harness = new PlatformHarness();
     harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_inside_1' }).on('/events', { internal_secret: 'hostapp-42' });
     harness.miniapp.on('/complete-order', { code: 'SUCCESS' }).on('/events', { internal_secret: 'miniapp-42' });
     await harness.start({ backend: backend.name });
   }, 120_000);
-  afterAll(() => harness.stop());
+  afterEach(() => harness.stop(), 60_000);
   beforeEach(() => void names.set('svc.partner.test', () => [v4('127.0.0.1')]));
 
   const setUrls = async (kind: 'hostapp' | 'miniapp', urls: Record<string, string>, authorization: string) => {
@@ -280,6 +283,17 @@ describeOnBackends('partner calls to a registered name that leads inside', (back
   });
 
   test('an operator setting the URL back to loopback restores the exception for that URL only', async () => {
+    // The host app moves every URL to its name leading inside: no exception is left.
+    const moved = await setUrls(
+      'hostapp',
+      {
+        create_order_payment: inside(`${harness.hostapp.url}/create-order-payment`),
+        get_payment_status: inside(`${harness.hostapp.url}/get-payment-status`),
+        events: inside(`${harness.hostapp.url}/events`),
+      },
+      hostappAuth,
+    );
+    expect(moved.internal_urls).toBeUndefined();
     const body = await setUrls('hostapp', { create_order_payment: `${harness.hostapp.url}/create-order-payment` }, operator);
     expect(body.internal_urls).toEqual(['create_order_payment']);
     harness.hostapp.on('/create-order-payment', { order_payment_id: 'hop_inside_4' });

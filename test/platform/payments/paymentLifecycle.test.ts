@@ -47,6 +47,10 @@ describeOnBackends('payment lifecycle at the edge', (backend) => {
   const lastE3 = () => JSON.parse(harness.hostapp.receivedAt('/create-order-payment').at(-1)!.body) as { expires_at: string };
 
   test('a host app shows the contract’s defaults until it sets its own, within the bounds', async () => {
+    // A host app of its own: another test sets the registered one's lifetime.
+    const created = await harness.call('createHostapp', { client_id: 'ha_life_defaults', name: 'Defaults' }, operator);
+    expect(created.status).toBe(201);
+    const hostappPath = `/api/v1/dashboard/hostapps/ha_life_defaults`;
     const shown = await harness.call('getHostapp', undefined, { ...operator, path: hostappPath });
     expect(shown.body).toMatchObject({
       payment_lifetime_seconds: settings.paymentLifetimeSeconds.default,
@@ -66,7 +70,7 @@ describeOnBackends('payment lifecycle at the edge', (backend) => {
     expect(changed.body).toMatchObject({ payment_lifetime_seconds: 3600, reconcile_after_seconds: settings.reconcileAfterSeconds.default });
     const audit = await harness.call('listAuditEntries', undefined, {
       ...operator,
-      path: `/api/v1/dashboard/hostapps/${HOSTAPP.id}/audit`,
+      path: `${hostappPath}/audit`,
     });
     expect(JSON.stringify(audit.body)).toContain('payment_lifetime_seconds');
   });

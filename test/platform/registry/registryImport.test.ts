@@ -13,15 +13,15 @@ import { defaultMigrationsDir, migrate } from '../../../src/platform/store/migra
 import { basicAuthorization } from '../../../src/wire/authorization.js';
 import { backends, describeOnBackends, openTimeoutMs, type TestDatabase } from '../../support/databases.js';
 import type { Received } from '../../support/fakePartners.js';
-import { ADMIN_TOKEN, e1Body, MINIAPP, PlatformHarness } from '../../support/platformHarness.js';
+import { ADMIN_TOKEN, e1Body, PlatformHarness } from '../../support/platformHarness.js';
 
 const operator = `Bearer ${ADMIN_TOKEN}`;
-const credentialsPath = `/api/v1/dashboard/miniapps/${MINIAPP.id}/credentials`;
 const SIGNING = `whsec_${Buffer.from('registry-import-signing-secret!!').toString('base64')}`;
 
 describeOnBackends('registry re-import after dashboard changes', (backend) => {
   const harness = new PlatformHarness();
-  let file: RegistryFile;
+  /** The file as the platform started from it; each test adds a miniapp of its own to a copy. */
+  let started: RegistryFile;
   let orders = 0;
 
   beforeAll(async () => {
@@ -31,33 +31,53 @@ describeOnBackends('registry re-import after dashboard changes', (backend) => {
     await harness.start({
       backend: backend.name,
       registry: (registry) => {
-        registry.miniapps[0]!.name = 'Shop';
-        file = structuredClone(registry);
+        started = structuredClone(registry);
       },
     });
   }, 120_000);
   afterAll(() => harness.stop());
 
-  const reimport = (change: (entry: RegistryFile['miniapps'][number]) => void) => {
-    change(file.miniapps[0]!);
-    return harness.running.platform.partners!.importRegistry(registryFrom(structuredClone(file)));
-  };
-  const e1 = (secret: string) => harness.call('createOrderPayment', e1Body(), { authorization: basicAuthorization(MINIAPP.id, secret) });
-  const credentials = async () =>
-    (await harness.call('listCredentials', undefined, { authorization: operator, path: credentialsPath })).body.credentials as {
-      credential_id: string;
-      kind: string;
-      status: string;
-    }[];
-  const lastImportAudit = async () => {
-    const audit = await harness.call('listAuditEntries', undefined, {
-      authorization: operator,
-      path: `/api/v1/dashboard/miniapps/${MINIAPP.id}/audit?limit=5`,
+  /**
+   * A miniapp named "Shop" that only this test's file entry and dashboard calls change, imported
+   * from a file of its own: the registered partners and the other tests' miniapps are untouched.
+   */
+  async function importedShop(appId: string) {
+    const file = structuredClone(started);
+    const entry = { ...structuredClone(file.miniapps[0]!), app_id: appId, name: 'Shop', secret_key: `${appId}-secret` };
+    file.miniapps = [entry];
+    expect(await harness.running.platform.partners!.importRegistry(registryFrom(structuredClone(file)))).toEqual({
+      created: 1,
+      updated: 0,
     });
-    return audit.body.entries.find((entry: { actor: { type: string } }) => entry.actor.type === 'import');
-  };
+    const credentialsPath = `/api/v1/dashboard/miniapps/${appId}/credentials`;
+    return {
+      secret: entry.secret_key,
+      credentialsPath,
+      miniappPath: `/api/v1/dashboard/miniapps/${appId}`,
+      reimport: (change: (entry: RegistryFile['miniapps'][number]) => void) => {
+        change(entry);
+        return harness.running.platform.partners!.importRegistry(registryFrom(structuredClone(file)));
+      },
+      e1: (secret: string) =>
+        harness.call('createOrderPayment', { ...e1Body(), app_id: appId }, { authorization: basicAuthorization(appId, secret) }),
+      credentials: async () =>
+        (await harness.call('listCredentials', undefined, { authorization: operator, path: credentialsPath })).body.credentials as {
+          credential_id: string;
+          kind: string;
+          status: string;
+        }[],
+      lastImportAudit: async () => {
+        const audit = await harness.call('listAuditEntries', undefined, {
+          authorization: operator,
+          path: `/api/v1/dashboard/miniapps/${appId}/audit?limit=5`,
+        });
+        return audit.body.entries.find((entry: { actor: { type: string } }) => entry.actor.type === 'import');
+      },
+    };
+  }
 
   test('after a dashboard rotation, re-importing a changed name keeps the old key revoked and the new one active, and audits both', async () => {
+    const { secret, credentialsPath, reimport, e1, credentials, lastImportAudit } = await importedShop('ma_import_rotated');
     const [original] = (await credentials()).filter((c) => c.kind === 'secret_key');
     const issued = await harness.call('issueCredential', { kind: 'secret_key' }, { authorization: operator, path: credentialsPath });
     expect(issued.status).toBe(201);
@@ -68,7 +88,7 @@ describeOnBackends('registry re-import after dashboard changes', (backend) => {
     expect(revoke.body.status).toBe('revoked');
 
     expect(await reimport((entry) => (entry.name = 'Shop, renamed'))).toEqual({ created: 0, updated: 1 });
-    expect((await e1(MINIAPP.secret)).body.error_code).toBe('UNAUTHORIZED');
+    expect((await e1(secret)).body.error_code).toBe('UNAUTHORIZED');
     expect((await e1(issued.body.secret)).status).toBe(200);
     const after = await credentials();
     expect(after.find((c) => c.credential_id === original!.credential_id)?.status).toBe('revoked');
@@ -80,10 +100,20 @@ describeOnBackends('registry re-import after dashboard changes', (backend) => {
         { field: `credential.${original!.credential_id}`, before: '"revoked"', after: expect.stringMatching(/never restored/) },
       ]),
     );
-    expect(JSON.stringify(audit)).not.toContain(MINIAPP.secret);
+    expect(JSON.stringify(audit)).not.toContain(secret);
   });
 
   test('a new secret in the file is added and the one the file brought before is revoked; the dashboard’s key stays; each is audited', async () => {
+    const { credentialsPath, reimport, e1, credentials, lastImportAudit } = await importedShop('ma_import_moving');
+    // The dashboard's key: a rotation, the file's first key revoked.
+    const [original] = (await credentials()).filter((c) => c.kind === 'secret_key');
+    expect((await harness.call('issueCredential', { kind: 'secret_key' }, { authorization: operator, path: credentialsPath })).status).toBe(
+      201,
+    );
+    await harness.call('revokeCredential', undefined, {
+      authorization: operator,
+      path: `${credentialsPath}/${original!.credential_id}/revoke`,
+    });
     const before = (await credentials()).filter((c) => c.kind === 'secret_key' && c.status === 'active');
     expect(before).toHaveLength(1);
     expect(await reimport((entry) => (entry.secret_key = 'registry-secret-two'))).toEqual({ created: 0, updated: 1 });
@@ -109,10 +139,10 @@ describeOnBackends('registry re-import after dashboard changes', (backend) => {
   });
 
   test('signing: a revoked signing secret is not restored, and an entry that could only enable signing with revoked secrets is not imported', async () => {
+    const { credentialsPath, miniappPath, reimport, credentials } = await importedShop('ma_import_signing');
     expect(await reimport((entry) => (entry.signing = { enabled: true, secrets: [SIGNING] }))).toEqual({ created: 0, updated: 1 });
     const signingSecret = (await credentials()).find((c) => c.kind === 'signing_secret' && c.status === 'active')!;
     // The partner turns signing off and retires the secret in the dashboard.
-    const miniappPath = `/api/v1/dashboard/miniapps/${MINIAPP.id}`;
     expect(
       (await harness.call('updateMiniapp', { signing: { enabled: false } }, { authorization: operator, path: miniappPath })).status,
     ).toBe(200);
@@ -124,7 +154,7 @@ describeOnBackends('registry re-import after dashboard changes', (backend) => {
     // would leave signing on with no secret to check, so the entry is left as it stands.
     expect(await reimport((entry) => (entry.name = 'Shop, signed'))).toEqual({ created: 0, updated: 0 });
     const miniapp = await harness.call('getMiniapp', undefined, { authorization: operator, path: miniappPath });
-    expect([miniapp.body.name, miniapp.body.signing]).toEqual(['Shop, renamed', { enabled: false }]);
+    expect([miniapp.body.name, miniapp.body.signing]).toEqual(['Shop', { enabled: false }]);
     expect((await credentials()).find((c) => c.credential_id === signingSecret.credential_id)?.status).toBe('revoked');
   });
 });

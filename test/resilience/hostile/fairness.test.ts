@@ -11,7 +11,7 @@
  *   contract's x-max-in-flight.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { basicAuthorization, prefixedAuthorization } from '../../../src/wire/authorization.js';
 import { check, schemaValidator } from '../../../src/contract/operations.js';
 import { parseLossless, stringifyLossless } from '../../../src/contract/json.js';
@@ -188,11 +188,13 @@ const scenario = fc.record({
 
 describeOnBackends('E6 fairness', (backend) => {
   describe('E6 delivery is fair between miniapps', () => {
-    const rig = new DeliveryRig(APPS);
-    beforeAll(async () => {
-      await rig.start({ backend: backend.name });
+    // A rig of its own for each test: what one leaves in the outbox, in flight or in the counts
+    // of open attempts must not decide (or satisfy) the other's assertions.
+    let rig: DeliveryRig;
+    beforeEach(async () => {
+      rig = await new DeliveryRig(APPS).start({ backend: backend.name });
     }, 60_000);
-    afterAll(() => rig.stop(), 60_000);
+    afterEach(() => rig.stop(), 60_000);
 
     it('hanging, slow or failing miniapps never hold back a healthy one’s first attempt, and none exceeds x-max-in-flight', async () => {
       await fc.assert(
@@ -260,11 +262,13 @@ describeOnBackends('E6 fairness', (backend) => {
   });
 
   describe('a running worker hands each freed slot to its miniapp’s next due delivery (ADR 0033)', () => {
-    const rig = new DeliveryRig(['ma_x', 'ma_y']);
+    // A rig of its own for each test: the stopping worker's test leaves deliveries leased and unleased behind.
+    let rig: DeliveryRig;
     /** Deliveries leased by claims (the rest were handed on by the statements recording attempts). */
     let leasedByClaims = 0;
-    beforeAll(async () => {
-      await rig.start({ backend: backend.name });
+    beforeEach(async () => {
+      rig = await new DeliveryRig(['ma_x', 'ma_y']).start({ backend: backend.name });
+      leasedByClaims = 0;
       const claimDue = rig.store.outbox.claimDue.bind(rig.store.outbox);
       rig.store.outbox.claimDue = async (options) => {
         const claimed = await claimDue(options);
@@ -272,7 +276,7 @@ describeOnBackends('E6 fairness', (backend) => {
         return claimed;
       };
     }, 60_000);
-    afterAll(() => rig.stop(), 60_000);
+    afterEach(() => rig.stop(), 60_000);
 
     it('drains deep backlogs through hand-offs, each delivery once, never past x-max-in-flight', async () => {
       const backlog = 3 * maxInFlightPerMiniapp;
