@@ -1805,14 +1805,16 @@ export interface components {
          *     the day it did so (UTC). `amount` is the text E1 sent, every digit kept. A payment settled with
          *     a time in a day that had already closed (a host app's or an instance's clock behind) is listed
          *     once, on the next day to close, as an `adjustment`: a closed day never changes (ADR 0041).
+         *     The CSV of a statement (`downloadPartnerStatement`) has a column for each member, in this order,
+         *     `adjustment` being its `record` column.
          */
         StatementLine: {
             client_id: components["schemas"]["ClientId"];
             order_payment_id: components["schemas"]["OrderPaymentId"];
             app_id: components["schemas"]["AppId"];
             miniapp_order_id?: string;
-            amount: string;
             currency: string;
+            amount: string;
             payment_status: components["schemas"]["PaymentStatus"];
             payment_fail_reason?: components["schemas"]["PaymentFailReason"];
             settled_by?: components["schemas"]["StatusSource"];
