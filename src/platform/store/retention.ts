@@ -26,8 +26,10 @@ export interface Retention {
   purge(kind: PurgeKind, periodMs: number, limit: number): Promise<number>;
   /**
    * Erases one host app user's personal data: the user id and personal order details of their
-   * payments (marked with `userDigest`, so a repeat finds events logged since), and the payload and
-   * receiver answer of every logged event naming the user or one of those payments.
+   * payments (marked with `userDigest`, so a repeat finds events and deliveries made since), the
+   * custom attributes in the stored E6 bodies of those payments (delivered or pending: a pending
+   * E6 is still sent, without them), and the payload and receiver answer of every logged event
+   * naming the user or one of those payments.
    */
   eraseUser(
     clientId: string,
@@ -168,6 +170,17 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
              erased_user_digest = $4, personal_redacted_at = COALESCE(personal_redacted_at, $5)
            WHERE client_id = $1 AND hostapp_user_id = $2 RETURNING order_payment_id`,
           [clientId, hostappUserId, [...financialMembers], userDigest, now],
+        );
+        // The E6 bodies of their payments, delivered or still to be sent: of the payment's personal
+        // data an E6 body (OrderCompletion) carries its custom_attributes, which go; the ids, the
+        // status and the reason stay, so a pending E6 still tells the miniapp the outcome. Every
+        // payment erased for this user, so a repeat also finds deliveries made since.
+        await tx.query(
+          `UPDATE deliveries d SET body = (d.body::jsonb - 'custom_attributes')::text
+           FROM order_payments p
+           WHERE p.client_id = $1 AND p.erased_user_digest = $2
+             AND d.client_id = p.client_id AND d.order_payment_id = p.order_payment_id AND d.body::jsonb ? 'custom_attributes'`,
+          [clientId, userDigest],
         );
         const events = await tx.query<{ id: string }>(
           `UPDATE event_log SET payload = NULL, receiver_response = NULL, names_user = NULL, payload_dropped_at = COALESCE(payload_dropped_at, $4)
