@@ -583,10 +583,13 @@ export interface paths {
         /**
          * Erase one host app user's personal data (operators)
          * @description Operators only. Removes the host app user id and every personal detail of the orders of one
-         *     host app user (`client_id` and `hostapp_user_id`), and the payload and receiver answer of every
-         *     logged event that names the user or one of their payments (ADR 0041). Amounts, statuses,
-         *     statements and every other financial record stay. Idempotent: a repeat erases only what arrived
-         *     since. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
+         *     host app user (`client_id` and `hostapp_user_id`), the payload and receiver answer of every
+         *     logged event that names the user or one of their payments, and the `custom_attributes` of the
+         *     stored E6 bodies (OrderCompletion) of those payments (ADR 0041). An E6 already delivered keeps
+         *     its record without them; one still pending is still sent, with the same event id, ids, status
+         *     and reason but without `custom_attributes` (an attempt already in flight may carry them). Amounts,
+         *     statuses, statements and every other financial record stay. Idempotent: a repeat erases only
+         *     what arrived since. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
          *     user id, never the id.
          */
         post: operations["eraseHostappUser"];
