@@ -32,7 +32,7 @@ const e6Body = (payment: { order_payment_id: string; client_id: string; payment_
     hostapp_order_payment_id: payment.order_payment_id,
     hostapp_client_id: payment.client_id,
     payment_status: payment.payment_status,
-    custom_attributes: { phone: '+84900000000', amount_seen: 12345678901234567.8 },
+    custom_attributes: { phone: '+84900000000', visits: 3 },
   });
 
 describeEachBackend('records', (database) => {
