@@ -583,10 +583,13 @@ export interface paths {
         /**
          * Erase one host app user's personal data (operators)
          * @description Operators only. Removes the host app user id and every personal detail of the orders of one
-         *     host app user (`client_id` and `hostapp_user_id`), and the payload and receiver answer of every
-         *     logged event that names the user or one of their payments (ADR 0041). Amounts, statuses,
-         *     statements and every other financial record stay. Idempotent: a repeat erases only what arrived
-         *     since. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
+         *     host app user (`client_id` and `hostapp_user_id`), the payload and receiver answer of every
+         *     logged event that names the user or one of their payments, and the `custom_attributes` of the
+         *     stored E6 bodies (OrderCompletion) of those payments (ADR 0041). An E6 already delivered keeps
+         *     its record without them; one still pending is still sent, with the same event id, ids, status
+         *     and reason but without `custom_attributes` (an attempt already in flight may carry them). Amounts,
+         *     statuses, statements and every other financial record stay. Idempotent: a repeat erases only
+         *     what arrived since. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
          *     user id, never the id.
          */
         post: operations["eraseHostappUser"];
@@ -1805,14 +1808,16 @@ export interface components {
          *     the day it did so (UTC). `amount` is the text E1 sent, every digit kept. A payment settled with
          *     a time in a day that had already closed (a host app's or an instance's clock behind) is listed
          *     once, on the next day to close, as an `adjustment`: a closed day never changes (ADR 0041).
+         *     The CSV of a statement (`downloadPartnerStatement`) has a column for each member, in this order,
+         *     `adjustment` being its `record` column.
          */
         StatementLine: {
             client_id: components["schemas"]["ClientId"];
             order_payment_id: components["schemas"]["OrderPaymentId"];
             app_id: components["schemas"]["AppId"];
             miniapp_order_id?: string;
-            amount: string;
             currency: string;
+            amount: string;
             payment_status: components["schemas"]["PaymentStatus"];
             payment_fail_reason?: components["schemas"]["PaymentFailReason"];
             settled_by?: components["schemas"]["StatusSource"];

@@ -87,6 +87,32 @@ export function financialRecordMembers(): readonly string[] {
 }
 let financial: readonly string[] | undefined;
 
+/**
+ * The statement CSV's columns, in order (ADR 0041): `record` (payment, adjustment or total), every
+ * member of StatementLine in the contract's order but `adjustment` (which `record` says), then
+ * the members of StatementTotal a line lacks (`count`). The contract is their one definition: a
+ * member added to a line is a column of the CSV.
+ */
+export function statementCsvColumns(): readonly string[] {
+  if (!csvColumns) {
+    const document = loadDocument('platform');
+    const members = (name: string) => {
+      const schema = resolve<JsonObject & { properties?: JsonObject }>(document, document.components.schemas?.[name]);
+      if (!schema?.properties) throw new Error(`the Platform API lost ${name}'s properties`);
+      return Object.keys(schema.properties);
+    };
+    const line = members('StatementLine');
+    if (!line.includes('adjustment')) throw new Error('the Platform API lost StatementLine.adjustment');
+    csvColumns = [
+      'record',
+      ...line.filter((member) => member !== 'adjustment'),
+      ...members('StatementTotal').filter((member) => !line.includes(member)),
+    ];
+  }
+  return csvColumns;
+}
+let csvColumns: readonly string[] | undefined;
+
 function wholeNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

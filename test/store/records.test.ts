@@ -26,6 +26,16 @@ function fullOrder(payment: Partial<NewOrderPayment>): string {
   );
 }
 
+/** An E6 body as the platform writes it (OrderCompletion), with custom attributes naming the user. */
+const e6Body = (payment: { order_payment_id: string; client_id: string; payment_status: string; miniapp_order_id: string | null }) =>
+  JSON.stringify({
+    miniapp_order_id: payment.miniapp_order_id ?? undefined,
+    hostapp_order_payment_id: payment.order_payment_id,
+    hostapp_client_id: payment.client_id,
+    payment_status: payment.payment_status,
+    custom_attributes: { phone: '+84900000000', visits: 3 },
+  });
+
 describeEachBackend('records', (database) => {
   const clock = manualClock(new Date('2026-03-10T10:00:00.000Z'));
   let store: Store;
@@ -36,7 +46,7 @@ describeEachBackend('records', (database) => {
   async function pay(overrides: Partial<NewOrderPayment>, status?: 'paid' | 'cancelled' | 'failed', at = store) {
     const payment = newOrderPayment({ ...overrides, order_json: fullOrder(overrides) });
     await store.orderPayments.create(payment, null);
-    if (status) await at.orderPayments.transition(transitionTo(payment, status), () => '{}');
+    if (status) await at.orderPayments.transition(transitionTo(payment, status), e6Body);
     return payment;
   }
 
@@ -306,7 +316,40 @@ describeEachBackend('records', (database) => {
     const othersBefore = await rowsOf([theirs.order_payment_id, otherHostapp.order_payment_id]);
     const eventsBefore = await store.db.query(`SELECT * FROM event_log WHERE event_id IN ('e_other_user', 'e_other_hostapp') ORDER BY id`);
 
+    // One of the user's E6s delivered, the other still to be sent (their second payment, settled now;
+    // a payment erased while still in process is the repeat's, below).
+    await store.orderPayments.transition(transitionTo(mine[1]!, 'paid'), e6Body);
+    await store.db.query(
+      `UPDATE deliveries SET status = 'delivered', next_attempt_at = NULL, delivered_at = $1 WHERE order_payment_id = $2`,
+      [clock.now(), mine[0]!.order_payment_id],
+    );
+    const bodiesOf = async (ids: string[]) =>
+      (
+        await store.db.query<{ order_payment_id: string; status: string; body: string }>(
+          'SELECT order_payment_id, status, body FROM deliveries WHERE order_payment_id = ANY($1::text[]) ORDER BY order_payment_id',
+          [ids],
+        )
+      ).map((row) => ({ ...row, body: JSON.parse(row.body) as Record<string, unknown> }));
+    const othersBodies = await store.db.query(
+      'SELECT * FROM deliveries WHERE order_payment_id = ANY($1::text[]) ORDER BY order_payment_id',
+      [[theirs.order_payment_id, otherHostapp.order_payment_id]],
+    );
+    const mineBefore = await bodiesOf(mine.map((payment) => payment.order_payment_id));
+    expect(mineBefore.map((row) => row.status).sort()).toEqual(['delivered', 'pending']);
+
     expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 2, events: 2 });
+    // Their E6 bodies, delivered and pending, lose the custom attributes and keep everything else.
+    expect(await bodiesOf(mine.map((payment) => payment.order_payment_id))).toEqual(
+      mineBefore.map((row) => ({
+        ...row,
+        body: Object.fromEntries(Object.entries(row.body).filter(([member]) => member !== 'custom_attributes')),
+      })),
+    );
+    expect(
+      await store.db.query('SELECT * FROM deliveries WHERE order_payment_id = ANY($1::text[]) ORDER BY order_payment_id', [
+        [theirs.order_payment_id, otherHostapp.order_payment_id],
+      ]),
+    ).toEqual(othersBodies);
     const erased = await store.db.query<{
       hostapp_user_id: string | null;
       order_json: string;
@@ -318,7 +361,7 @@ describeEachBackend('records', (database) => {
     );
     expect(erased.map((row) => [row.hostapp_user_id, row.amount_text, row.payment_status])).toEqual([
       [null, '10.00', 'paid'],
-      [null, '3', 'in_process'],
+      [null, '3', 'paid'],
     ]);
     for (const row of erased) expect(row.order_json).not.toMatch(/user_a|ring twice|An Nguyen|Tea/);
     expect(await store.db.query(`SELECT payload, receiver_response FROM event_log WHERE event_id IN ('e_user', 'e_payment')`)).toEqual([
@@ -333,8 +376,13 @@ describeEachBackend('records', (database) => {
 
     expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 0, events: 0 });
     await event('e_later', { payment: mine[0]!.order_payment_id });
-    await pay({ hostapp_user_id: 'user_a' });
+    const later = await pay({ hostapp_user_id: 'user_a' });
     expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 1, events: 1 });
+    // A payment erased while in process whose E5 later carried custom attributes: a repeat erases them from its E6 too.
+    await store.orderPayments.transition({ ...transitionTo(later, 'paid'), custom_attributes: '{"phone":"+84911111111"}' }, e6Body);
+    expect((await bodiesOf([later.order_payment_id]))[0]!.body).toHaveProperty('custom_attributes');
+    await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a');
+    expect((await bodiesOf([later.order_payment_id]))[0]!.body).not.toHaveProperty('custom_attributes');
   });
 
   it('instances purging at once take disjoint batches: every due row once, none twice', async () => {

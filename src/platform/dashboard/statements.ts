@@ -2,6 +2,7 @@ import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
+import { statementCsvColumns } from '../../contract/records.js';
 import type { PlatformContext } from '../context.js';
 import { checkStatementCursor, storableInstant, type StatementOwner } from '../store/index.js';
 import { accessible } from './access.js';
@@ -9,23 +10,6 @@ import { cursorProblem, type DashboardCaller } from './caller.js';
 import { kindOf, type PartnerType } from './settings.js';
 
 type Schemas = components['schemas'];
-
-/** The CSV's columns, in order (the operation's description lists them). */
-export const statementColumns = [
-  'record',
-  'client_id',
-  'order_payment_id',
-  'app_id',
-  'miniapp_order_id',
-  'currency',
-  'amount',
-  'payment_status',
-  'payment_fail_reason',
-  'settled_by',
-  'created_at',
-  'settled_at',
-  'count',
-] as const;
 
 /** Lines read per statement while a CSV streams out. */
 const CSV_PAGE = 1_000;
@@ -91,7 +75,7 @@ export const statementReads = {
     }
     // RFC 4180 (CRLF, quotes doubled), a header row; a cell starting with = + - @ tab or CR gets a
     // leading ' so a spreadsheet shows it as text instead of running it (ADR 0041).
-    const csv = stringify({ header: true, columns: [...statementColumns], record_delimiter: 'windows', escape_formulas: true });
+    const csv = stringify({ header: true, columns: [...statementCsvColumns()], record_delimiter: 'windows', escape_formulas: true });
     // A pipeline, not pipe(): a page that fails to read (the database gone midway) reaches the
     // CSV stream as its error and cuts the download; pipe() would leave it unhandled on the source.
     pipeline(Readable.from(records()), csv, () => {});

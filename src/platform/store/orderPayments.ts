@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as timeOrderedUuid } from 'uuid';
 import type { components } from '../../../generated/types/platform.js';
 import { decideTransition } from './paymentTransitions.js';
 import { batched, e1WriteBatching, inRounds } from './batch.js';
@@ -310,7 +310,10 @@ export function createOrderPayments(
               from_status: current.payment_status,
               from_custom: current.custom_attributes,
               source: request.source,
-              delivery_id: pinnedDeliveryId?.(request) ?? randomUUID(),
+              // Time-ordered (UUIDv7), not random: a new delivery's index entries (deliveries and
+              // delivery_attempts) land on the indexes' newest pages instead of a random page of
+              // the whole history, which on a large history was a page read per delivery (ADR 0041).
+              delivery_id: pinnedDeliveryId?.(request) ?? timeOrderedUuid(),
               event_id: newEventId(),
             }).slice(0, -1)},"body":${body}}`,
         )

@@ -27,8 +27,10 @@ export interface Retention {
   purge(kind: PurgeKind, periodMs: number, limit: number): Promise<number>;
   /**
    * Erases one host app user's personal data: the user id and personal order details of their
-   * payments (marked with `userDigest`, so a repeat finds events logged since), and the payload and
-   * receiver answer of every logged event naming the user or one of those payments.
+   * payments (marked with `userDigest`, so a repeat finds events and deliveries made since), the
+   * custom attributes in the stored E6 bodies of those payments (delivered or pending: a pending
+   * E6 is still sent, without them), and the payload and receiver answer of every logged event
+   * naming the user or one of those payments.
    */
   eraseUser(
     clientId: string,
@@ -39,44 +41,73 @@ export interface Retention {
 }
 
 /** An order's JSON text reduced to its financial members (jsonb keeps every digit of a number). */
-const redactedOrder = (column: string) =>
-  `(SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb)::text FROM jsonb_each(${column}::jsonb) WHERE key = ANY($3::text[]))`;
+const redactedOrder = (column: string, members: string) =>
+  `(SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb)::text FROM jsonb_each(${column}::jsonb) WHERE key = ANY(${members}::text[]))`;
 
-const purgeStatements: Record<PurgeKind, string> = {
+/**
+ * One batch of each kind (ADR 0041). Parameters: $1 the cutoff, $2 the batch size, $3 where this
+ * instance's previous full batch of the kind ended (NULL: from the oldest), then the kind's own
+ * ($4 now, $5 the financial members). Each batch
+ * - reads its rows from the kind's index in key order from $3 on, so it never walks again over
+ *   the entries of rows already purged (they stay in the index until a vacuum, and a scan from
+ *   the oldest read them all again on every batch: a cost that grew with what had been purged);
+ * - locks them FOR UPDATE SKIP LOCKED (instances take disjoint batches; a row another
+ *   transaction holds is skipped, never waited for) and changes them by their ctid (the row
+ *   version just locked), not by a second lookup of each in the primary key, whose pages a large
+ *   history spreads over the disk;
+ * - answers how many it changed and the last key (`purged`, `last`).
+ */
+const purgeStatements: Record<Exclude<PurgeKind, 'financial_record'>, string> = {
   event_payloads: `WITH batch AS (
-      SELECT id FROM event_log WHERE payload_dropped_at IS NULL AND at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    UPDATE event_log e SET payload = NULL, receiver_response = NULL, names_user = NULL, payload_dropped_at = $3
-    FROM batch WHERE e.id = batch.id`,
-  deliveries: `WITH batch AS (
-      SELECT delivery_id FROM deliveries WHERE status <> 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2
+      SELECT ctid AS row_id, at AS key FROM event_log
+      WHERE payload_dropped_at IS NULL AND at < $1 AND at >= COALESCE($3::timestamptz, '-infinity') ORDER BY at LIMIT $2
       FOR UPDATE SKIP LOCKED),
-    attempts AS (DELETE FROM delivery_attempts a USING batch WHERE a.delivery_id = batch.delivery_id)
-    DELETE FROM deliveries d USING batch WHERE d.delivery_id = batch.delivery_id`,
+    gone AS (UPDATE event_log e SET payload = NULL, receiver_response = NULL, names_user = NULL, payload_dropped_at = $4
+      FROM batch WHERE e.ctid = batch.row_id RETURNING batch.key)
+    SELECT count(*)::int AS purged, max(key) AS last FROM gone`,
+  deliveries: `WITH batch AS (
+      SELECT ctid AS row_id, delivery_id, created_at AS key FROM deliveries
+      WHERE status <> 'pending' AND created_at < $1 AND created_at >= COALESCE($3::timestamptz, '-infinity') ORDER BY created_at LIMIT $2
+      FOR UPDATE SKIP LOCKED),
+    attempts AS (DELETE FROM delivery_attempts a USING batch WHERE a.delivery_id = batch.delivery_id),
+    gone AS (DELETE FROM deliveries d USING batch WHERE d.ctid = batch.row_id RETURNING batch.key)
+    SELECT count(*)::int AS purged, max(key) AS last FROM gone`,
   reconcile_asks: `WITH batch AS (
-      SELECT id FROM reconcile_asks WHERE asked_at < $1 ORDER BY asked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    DELETE FROM reconcile_asks r USING batch WHERE r.id = batch.id`,
+      SELECT ctid AS row_id, asked_at AS key FROM reconcile_asks
+      WHERE asked_at < $1 AND asked_at >= COALESCE($3::timestamptz, '-infinity') ORDER BY asked_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+    gone AS (DELETE FROM reconcile_asks r USING batch WHERE r.ctid = batch.row_id RETURNING batch.key)
+    SELECT count(*)::int AS purged, max(key) AS last FROM gone`,
   // Settled payments only: one still in process is still asked about (E4 sends its user id).
   order_personal_details: `WITH batch AS (
-      SELECT client_id, order_payment_id FROM order_payments
-      WHERE personal_redacted_at IS NULL AND created_at < $1 AND payment_status <> 'in_process'
-      ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    UPDATE order_payments p SET order_json = ${redactedOrder('p.order_json')}, custom_attributes = NULL, hostapp_user_id = NULL,
-      personal_redacted_at = $4
-    FROM batch WHERE p.client_id = batch.client_id AND p.order_payment_id = batch.order_payment_id`,
+      SELECT ctid AS row_id, created_at AS key FROM order_payments
+      WHERE personal_redacted_at IS NULL AND payment_status <> 'in_process' AND created_at < $1
+        AND created_at >= COALESCE($3::timestamptz, '-infinity')
+      ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+    gone AS (UPDATE order_payments p SET order_json = ${redactedOrder('p.order_json', '$5')}, custom_attributes = NULL,
+        hostapp_user_id = NULL, personal_redacted_at = $4
+      FROM batch WHERE p.ctid = batch.row_id RETURNING batch.key)
+    SELECT count(*)::int AS purged, max(key) AS last FROM gone`,
   replay_guard: `WITH batch AS (
-      SELECT digest FROM replay_guard WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    DELETE FROM replay_guard r USING batch WHERE r.digest = batch.digest`,
+      SELECT ctid AS row_id, expires_at AS key FROM replay_guard
+      WHERE expires_at < $1 AND expires_at >= COALESCE($3::timestamptz, '-infinity') ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+    gone AS (DELETE FROM replay_guard r USING batch WHERE r.ctid = batch.row_id RETURNING batch.key)
+    SELECT count(*)::int AS purged, max(key) AS last FROM gone`,
   // An Idempotency-Key expires by its own expires_at (the period, set when it is written);
   // miniapp_order_id keys (no expiry) last as long as their payment.
   idempotency_keys: `WITH batch AS (
-      SELECT key FROM idempotency_keys WHERE expires_at IS NOT NULL AND expires_at < $1 ORDER BY expires_at LIMIT $2
-      FOR UPDATE SKIP LOCKED)
-    DELETE FROM idempotency_keys k USING batch WHERE k.key = batch.key`,
-  // A settled payment and everything it left behind, once its financial record has aged out: the
-  // period runs from its last transition, not its creation (one settled only now, after long in
-  // process, is still owed its E6 and its statement line), and a pending E6 keeps it.
-  financial_record: `WITH batch AS (
-      SELECT client_id, order_payment_id FROM order_payments p WHERE payment_status <> 'in_process' AND created_at < $1
+      SELECT ctid AS row_id, expires_at AS key FROM idempotency_keys
+      WHERE expires_at IS NOT NULL AND expires_at < $1 AND expires_at >= COALESCE($3::timestamptz, '-infinity')
+      ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+    gone AS (DELETE FROM idempotency_keys k USING batch WHERE k.ctid = batch.row_id RETURNING batch.key)
+    SELECT count(*)::int AS purged, max(key) AS last FROM gone`,
+};
+
+// A settled payment and everything it left behind, once its financial record has aged out: the
+// period runs from its last transition, not its creation (one settled only now, after long in
+// process, is still owed its E6 and its statement line), and a pending E6 keeps it.
+const financialRecordStatement = `WITH batch AS (
+      SELECT p.ctid AS row_id, client_id, order_payment_id FROM order_payments p
+      WHERE payment_status <> 'in_process' AND created_at < $1 AND created_at >= COALESCE($3::timestamptz, '-infinity')
         AND NOT EXISTS (SELECT 1 FROM payment_status_history h
           WHERE h.client_id = p.client_id AND h.order_payment_id = p.order_payment_id AND h.at >= $1)
         AND NOT EXISTS (SELECT 1 FROM deliveries d
@@ -89,10 +120,22 @@ const purgeStatements: Record<PurgeKind, string> = {
     history AS (DELETE FROM payment_status_history h USING batch b WHERE h.client_id = b.client_id AND h.order_payment_id = b.order_payment_id),
     asks AS (DELETE FROM reconcile_asks r USING batch b WHERE r.client_id = b.client_id AND r.order_payment_id = b.order_payment_id),
     lines AS (DELETE FROM statement_lines s USING batch b WHERE s.client_id = b.client_id AND s.order_payment_id = b.order_payment_id)
-    DELETE FROM order_payments p USING batch b WHERE p.client_id = b.client_id AND p.order_payment_id = b.order_payment_id`,
-};
+    DELETE FROM order_payments p USING batch b WHERE p.ctid = b.row_id
+    RETURNING p.app_id, p.client_id, p.miniapp_order_id, p.order_payment_id, p.created_at`;
 
 export function createRetention(db: Db, clock: Clock, financialMembers: readonly string[]): Retention {
+  /**
+   * Per kind, the key where this instance's last full batch ended: the next batch starts there.
+   * A short batch (the kind caught up) starts the next one from the oldest again, so a row that
+   * was skipped while another transaction held it, or that became due below the mark (a payment
+   * settled late), is taken then.
+   */
+  const resumeFrom = new Map<PurgeKind, Date>();
+  const advance = (kind: PurgeKind, count: number, limit: number, last: Date | null) => {
+    if (count >= limit && last) resumeFrom.set(kind, last);
+    else resumeFrom.delete(kind);
+  };
+
   return {
     async purge(kind, periodMs, limit) {
       const now = clock();
@@ -100,14 +143,15 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
       // on this clock alone would hand an instance running behind a replay inside its window.
       const cutoff =
         kind === 'idempotency_keys' ? now : new Date(now.getTime() - periodMs - (kind === 'replay_guard' ? REPLAY_PURGE_GRACE_MS : 0));
-      const params: unknown[] = [cutoff, limit];
-      if (kind === 'event_payloads') params.push(now);
-      if (kind === 'order_personal_details') params.push([...financialMembers], now);
+      const params: unknown[] = [cutoff, limit, resumeFrom.get(kind) ?? null];
       if (kind === 'financial_record') {
-        const gone = await db.query<{ app_id: string; client_id: string; miniapp_order_id: string | null; order_payment_id: string }>(
-          `${purgeStatements[kind]} RETURNING p.app_id, p.client_id, p.miniapp_order_id, p.order_payment_id`,
-          params,
-        );
+        const gone = await db.query<{
+          app_id: string;
+          client_id: string;
+          miniapp_order_id: string | null;
+          order_payment_id: string;
+          created_at: Date;
+        }>(financialRecordStatement, params);
         // Its miniapp_order_id key goes with it: a repeat of that order after the record is gone is a new order.
         const keys = gone.flatMap((row) =>
           row.miniapp_order_id === null ? [] : idempotencyKeys({ ...row, idempotency_key: null }).map((key) => key.key),
@@ -117,21 +161,36 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
             keys,
             gone.map((row) => row.order_payment_id),
           ]);
+        const last = gone.reduce<Date | null>((latest, row) => (latest && latest > row.created_at ? latest : row.created_at), null);
+        advance(kind, gone.length, limit, last);
         return gone.length;
       }
-      // A batch is at most `limit` rows: their count travels back as that many empty rows.
-      const rows = await db.query(`${purgeStatements[kind]} RETURNING 1`, params);
-      return rows.length;
+      if (kind === 'event_payloads') params.push(now);
+      if (kind === 'order_personal_details') params.push(now, [...financialMembers]);
+      const [row] = await db.query<{ purged: number; last: Date | null }>(purgeStatements[kind], params);
+      advance(kind, row!.purged, limit, row!.last);
+      return row!.purged;
     },
 
     eraseUser(clientId, hostappUserId, userDigest, within) {
       return db.transaction(async (tx) => {
         const now = clock();
         const payments = await tx.query<{ order_payment_id: string }>(
-          `UPDATE order_payments p SET hostapp_user_id = NULL, order_json = ${redactedOrder('p.order_json')}, custom_attributes = NULL,
+          `UPDATE order_payments p SET hostapp_user_id = NULL, order_json = ${redactedOrder('p.order_json', '$3')}, custom_attributes = NULL,
              erased_user_digest = $4, personal_redacted_at = COALESCE(personal_redacted_at, $5)
            WHERE client_id = $1 AND hostapp_user_id = $2 RETURNING order_payment_id`,
           [clientId, hostappUserId, [...financialMembers], userDigest, now],
+        );
+        // The E6 bodies of their payments, delivered or still to be sent: of the payment's personal
+        // data an E6 body (OrderCompletion) carries its custom_attributes, which go; the ids, the
+        // status and the reason stay, so a pending E6 still tells the miniapp the outcome. Every
+        // payment erased for this user, so a repeat also finds deliveries made since.
+        await tx.query(
+          `UPDATE deliveries d SET body = (d.body::jsonb - 'custom_attributes')::text
+           FROM order_payments p
+           WHERE p.client_id = $1 AND p.erased_user_digest = $2
+             AND d.client_id = p.client_id AND d.order_payment_id = p.order_payment_id AND d.body::jsonb ? 'custom_attributes'`,
+          [clientId, userDigest],
         );
         const events = await tx.query<{ id: string }>(
           `UPDATE event_log SET payload = NULL, receiver_response = NULL, names_user = NULL, payload_dropped_at = COALESCE(payload_dropped_at, $4)

@@ -19,6 +19,10 @@ import { propertyRunOptions } from '../../support/properties.js';
 
 const operator = `Bearer ${ADMIN_TOKEN}`;
 const DAY = 86_400_000;
+const platformDocument = loadDocument('platform');
+/** A schema's member names, read from the contract here rather than through the code under test. */
+const membersOf = (name: string) =>
+  Object.keys(resolve<{ properties: object }>(platformDocument, { $ref: `#/components/schemas/${name}` }).properties);
 const decimal = resolve<{ anyOf: [{ pattern: string }]; examples: (string | number)[] }>(loadDocument('platform'), {
   $ref: '#/components/schemas/Decimal',
 });
@@ -125,12 +129,38 @@ describeOnBackends('statements, retention and erasure', (backend) => {
       expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
       expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="statement-${MINIAPP.id}-${day}.csv"`);
       const text = await csv.text();
-      expect(text.split('\r\n')[0]).toBe(
-        'record,client_id,order_payment_id,app_id,miniapp_order_id,currency,amount,payment_status,payment_fail_reason,settled_by,created_at,settled_at,count',
+      // Every member of a line and of a total is a column: a member the contract gains and the CSV lacks fails here.
+      const header = text.split('\r\n')[0]!.split(',');
+      const lineMembers = membersOf('StatementLine');
+      expect(header).toEqual([
+        'record',
+        ...lineMembers.filter((member) => member !== 'adjustment'),
+        ...membersOf('StatementTotal').filter((member) => !lineMembers.includes(member)),
+      ]);
+      // The operation's description names the same columns, in order.
+      const described = /The first row names the columns:([^.]*)\./.exec(
+        String(
+          resolve<{ get: { description: string } }>(
+            platformDocument,
+            platformDocument.paths![`/api/v1/dashboard/{partner_type}/{partner_id}/statements/{day}/csv`],
+          ).get.description,
+        ),
+      );
+      expect([...described![1]!.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]).filter((name) => header.includes(name!))).toEqual(
+        header,
       );
       const records = parse(text, { columns: true, relax_quotes: false }) as Record<string, string>[];
       const payments = records.filter((record) => record.record !== 'total');
       expect(payments.map((record) => record.order_payment_id)).toEqual(asMiniapp.lines.map((line) => line.order_payment_id));
+      // Each row carries its JSON line's every member (the adjustment flag as the record kind).
+      payments.forEach((record, index) => {
+        const line = asMiniapp.lines[index]! as Record<string, unknown>;
+        expect(record.record).toBe(line.adjustment ? 'adjustment' : 'payment');
+        for (const member of lineMembers.filter((name) => name !== 'adjustment')) {
+          const value = line[member] === undefined ? '' : String(line[member]);
+          expect(record[member], member).toBe(/^[=+\-@\t\r]/.test(value) ? `'${value}` : value);
+        }
+      });
       for (const record of payments) {
         const made_ = byId.get(record.order_payment_id)!;
         expect(record.amount).toBe(made_.amount);
