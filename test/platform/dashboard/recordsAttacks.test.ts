@@ -301,13 +301,19 @@ describe('erasure', () => {
   const user = 'u_attack_erase';
   const body = { client_id: HOSTAPP.id, hostapp_user_id: user };
 
-  test('only the admin token erases: every partner credential, and a bearer of a partner secret, is 401 and changes nothing', async () => {
+  /** A payment of `of`: each test erases a user of its own, whatever ran before it. */
+  async function paymentOf(of: string) {
     const e1 = await harness.call(
       'createOrderPayment',
-      { app_id: MINIAPP.id, client_id: HOSTAPP.id, order: { currency: 'VND', amount: '5', hostapp_user_id: user } },
+      { app_id: MINIAPP.id, client_id: HOSTAPP.id, order: { currency: 'VND', amount: '5', hostapp_user_id: of } },
       { authorization: harness.miniappAuth() },
     );
     expect(e1.status).toBe(200);
+    return e1;
+  }
+
+  test('only the admin token erases: every partner credential, and a bearer of a partner secret, is 401 and changes nothing', async () => {
+    const e1 = await paymentOf(user);
     for (const authorization of [
       undefined,
       harness.hostappBasic(),
@@ -367,6 +373,9 @@ describe('erasure', () => {
   });
 
   test('erasing leaves every statement digit and amount as it was, twice; the audit and the answer never hold the id', async () => {
+    const user = 'u_attack_erase_twice';
+    const body = { client_id: HOSTAPP.id, hostapp_user_id: user };
+    await paymentOf(user);
     const before = {
       json: await statement(statementPath('hostapps', HOSTAPP.id, day), operator),
       csv: await (
