@@ -175,6 +175,32 @@ describeOnBackends('reconciliation', (backend) => {
     expect(await rig.round()).toBeGreaterThan(0);
   });
 
+  it('with every host app’s budget spent, no claim statement runs at all (it would walk the whole backlog to exclude it)', async () => {
+    for (const clientId of RIG_HOSTAPPS) await rig.create(policy.perSecond * 2, clientId);
+    rig.defaultBehaviour = { kind: 'status', payment_status: 'in_process' };
+    rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);
+    let asked = 0;
+    while (rig.requests.length < policy.perSecond * RIG_HOSTAPPS.length && asked++ < policy.perSecond * RIG_HOSTAPPS.length)
+      await rig.round();
+    await rig.round();
+    const { reconciliation } = rig.store;
+    const claimDue = reconciliation.claimDue;
+    let claims = 0;
+    reconciliation.claimDue = (options) => {
+      claims++;
+      return claimDue.call(reconciliation, options);
+    };
+    try {
+      for (let round = 0; round < 5; round++) expect(await rig.round()).toBe(0);
+      expect(claims).toBe(0);
+      rig.clock.advance(1_000);
+      expect(await rig.round()).toBeGreaterThan(0);
+      expect(claims).toBe(1);
+    } finally {
+      reconciliation.claimDue = claimDue;
+    }
+  });
+
   it('an E5 (or an E2-made E4) that lands while a reconciliation E4 is in flight: one transition, one E6, the loser answered by the state machine', async () => {
     const [agree, contradict] = await rig.create(2);
     for (const payment of [agree!, contradict!]) rig.behaviours.set(payment.order_payment_id, { kind: 'hang' });

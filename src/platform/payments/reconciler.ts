@@ -48,6 +48,8 @@ export class Reconciler {
    * in a loop (which kept the database busy and, on PGlite's one session, starved every request).
    */
   private readonly budgetSpent = new Map<string, number>();
+  /** Asks this instance has open per host app: one at its cap is not claimed for here either. */
+  private readonly askingPerHostapp = new Map<string, number>();
   private readonly policy: ReconcilePolicy = reconcilePolicy();
   private readonly clock: Clock;
   private readonly random: () => number;
@@ -91,14 +93,22 @@ export class Reconciler {
   /** One round: claims the payments due and starts asking about them, without waiting. */
   async tick(): Promise<ReconcileClaim[]> {
     const now = this.clock().getTime();
+    const skipped = new Set<string>([
+      ...[...this.backingOff].filter(([, state]) => state.until > now).map(([clientId]) => clientId),
+      ...[...this.budgetSpent].filter(([, until]) => until > now).map(([clientId]) => clientId),
+      ...[...this.askingPerHostapp].filter(([, asking]) => asking >= this.policy.maxInFlight).map(([clientId]) => clientId),
+    ]);
+    // Every registered host app paused here: no claim at all. The claim would walk the whole due
+    // backlog only to exclude it, again after every finished ask (on PGlite's one session every
+    // request waited behind those walks). A payment of a host app no longer registered waits for
+    // the next claim, within a second or a back-off.
+    const { hostapps } = this.platform.registry.all();
+    if (hostapps.length > 0 && hostapps.every((hostapp) => skipped.has(hostapp.id))) return [];
     const claimed = await this.platform.store.reconciliation.claimDue({
       limit: this.platform.config.reconciler.batchSize,
       leaseMs: this.leaseMs,
       maxInFlightPerHostapp: this.policy.maxInFlight,
-      skipHostapps: [
-        ...[...this.backingOff].filter(([, state]) => state.until > now).map(([clientId]) => clientId),
-        ...[...this.budgetSpent].filter(([, until]) => until > now).map(([clientId]) => clientId),
-      ],
+      skipHostapps: [...skipped],
     });
     for (const claim of claimed) this.track(claim);
     return claimed;
@@ -124,6 +134,7 @@ export class Reconciler {
   }
 
   private track(claim: ReconcileClaim): void {
+    this.askingPerHostapp.set(claim.client_id, (this.askingPerHostapp.get(claim.client_id) ?? 0) + 1);
     const asking: Promise<void> = this.ask(claim)
       .catch((error: unknown) => {
         // The lease runs out and the payment is asked about again: nothing is lost.
@@ -134,6 +145,9 @@ export class Reconciler {
       })
       .finally(() => {
         this.inFlight.delete(asking);
+        const left = (this.askingPerHostapp.get(claim.client_id) ?? 1) - 1;
+        if (left > 0) this.askingPerHostapp.set(claim.client_id, left);
+        else this.askingPerHostapp.delete(claim.client_id);
         // Its host app's slot is free: the next due payment may go.
         this.wake();
       });
