@@ -10,44 +10,57 @@ import { expect, it, vi } from 'vitest';
 
 const START_TIMEOUT_MS = 90_000;
 
+/** `npm start` in sandbox mode on a fresh data directory, with HOST as given (absent when undefined). */
+function startSandbox(host: string | undefined) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'minibridge-loopback-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    MINIBRIDGE_REGISTRY: '',
+    PORT: '0',
+    MINIBRIDGE_SANDBOX_HOSTAPP_PORT: '0',
+    MINIBRIDGE_SANDBOX_MINIAPP_PORT: '0',
+    MINIBRIDGE_DATA_DIR: join(dataDir, 'pglite'),
+    DATABASE_URL: '',
+    LOG_LEVEL: 'info',
+  };
+  if (host === undefined) delete env.HOST;
+  else env.HOST = host;
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const sandbox = {
+    child,
+    output: '',
+    exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+    stop() {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  child.stdout.on('data', (chunk) => (sandbox.output += chunk));
+  child.stderr.on('data', (chunk) => (sandbox.output += chunk));
+  return sandbox;
+}
+
 it(
   'npm start without HOST listens on 127.0.0.1 only and logs it',
   async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'minibridge-loopback-'));
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      MINIBRIDGE_REGISTRY: '',
-      PORT: '0',
-      MINIBRIDGE_SANDBOX_HOSTAPP_PORT: '0',
-      MINIBRIDGE_SANDBOX_MINIAPP_PORT: '0',
-      MINIBRIDGE_DATA_DIR: join(dataDir, 'pglite'),
-      DATABASE_URL: '',
-      LOG_LEVEL: 'info',
-    };
-    delete env.HOST;
-    const child = spawn('npm', ['start', '--silent'], {
-      cwd: new URL('../..', import.meta.url).pathname,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const sandbox = startSandbox(undefined);
     try {
-      await vi.waitFor(() => expect(output).toMatch(/Platform +http:\/\/\S+/), { timeout: START_TIMEOUT_MS, interval: 200 });
-      const listening = output.split('\n').find((line) => line.includes('sandbox mode listens on'));
+      await vi.waitFor(() => expect(sandbox.output).toMatch(/Platform +http:\/\/\S+/), { timeout: START_TIMEOUT_MS, interval: 200 });
+      const listening = sandbox.output.split('\n').find((line) => line.includes('sandbox mode listens on'));
       expect(listening).toBeDefined();
       expect(JSON.parse(listening!)).toMatchObject({ level: 30, host: '127.0.0.1' });
-      const platformUrl = /Platform +(http:\/\/\S+)/.exec(output)![1]!;
+      const platformUrl = /Platform +(http:\/\/\S+)/.exec(sandbox.output)![1]!;
       expect(new URL(platformUrl).hostname).toBe('127.0.0.1');
-      expect(/Host app +(http:\/\/\S+)/.exec(output)?.[1]).toMatch(/^http:\/\/127\.0\.0\.1:/);
+      expect(/Host app +(http:\/\/\S+)/.exec(sandbox.output)?.[1]).toMatch(/^http:\/\/127\.0\.0\.1:/);
       expect((await fetch(`${platformUrl}/healthz`)).status).toBe(200);
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      sandbox.child.kill('SIGTERM');
+      expect(await sandbox.exited).toBe(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
+      sandbox.stop();
     }
   },
   START_TIMEOUT_MS * 2,
@@ -56,38 +69,18 @@ it(
 it(
   'a HOST that only looks like loopback (a name starting 127.) is warned about, never taken as loopback',
   async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'minibridge-loopback-'));
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      MINIBRIDGE_REGISTRY: '',
-      HOST: '127.0.0.1.invalid',
-      PORT: '0',
-      MINIBRIDGE_SANDBOX_HOSTAPP_PORT: '0',
-      MINIBRIDGE_SANDBOX_MINIAPP_PORT: '0',
-      MINIBRIDGE_DATA_DIR: join(dataDir, 'pglite'),
-      DATABASE_URL: '',
-      LOG_LEVEL: 'info',
-    };
-    const child = spawn('npm', ['start', '--silent'], {
-      cwd: new URL('../..', import.meta.url).pathname,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
+    const sandbox = startSandbox('127.0.0.1.invalid');
     try {
       // The name resolves nowhere, so the start then fails; what it said about the address comes first.
-      await vi.waitFor(() => expect(output).toMatch(/sandbox mode listens on 127\.0\.0\.1\.invalid/), {
+      await vi.waitFor(() => expect(sandbox.output).toMatch(/sandbox mode listens on 127\.0\.0\.1\.invalid/), {
         timeout: START_TIMEOUT_MS,
         interval: 200,
       });
-      const line = output.split('\n').find((text) => text.includes('sandbox mode listens on'))!;
+      const line = sandbox.output.split('\n').find((text) => text.includes('sandbox mode listens on'))!;
       expect(JSON.parse(line)).toMatchObject({ level: 40, host: '127.0.0.1.invalid' });
       expect(line).not.toMatch(/only \(loopback\)/);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
+      sandbox.stop();
     }
   },
   START_TIMEOUT_MS * 2,
