@@ -16,18 +16,13 @@ import { preparePgliteDataDir } from './pgliteCluster.js';
 /**
  * A hot statement PostgreSQL parses and plans once per connection and then reuses, instead of
  * parsing its text on every call. One name, one text: pg refuses a name reused for other SQL.
+ * The plan it keeps may be made while the tables are small and used after they grew (nothing
+ * replans it until the tables are analyzed), so a batched statement reaches a table only by
+ * its key (ADR 0013).
  */
 export interface PreparedStatement {
   name: string;
   text: string;
-  /**
-   * Planned for every execution (sent unnamed; the name still labels it) rather than once per
-   * connection (ADR 0013): for a statement whose best plan depends on the tables' size, such as
-   * a batch's rows looked up by key in a table that grows. A plan cached per connection is chosen
-   * once, while the tables may still be small (a whole-table scan), and kept as they grow until
-   * PostgreSQL analyzes them again (never, with autovacuum off): its cost grew with the table.
-   */
-  planEachTime?: boolean;
 }
 
 /** Anything that runs one parameterised SQL statement and returns its rows. */
@@ -239,12 +234,10 @@ export interface PostgresOptions {
   timeouts?: DatabaseTimeouts | undefined;
 }
 
-/** pg's query config: a named statement is parsed and planned once per connection, a string (or planEachTime) every time. */
+/** pg's query config: a named statement is parsed and planned once per connection, a string every time. */
 function pgQuery(sql: string | PreparedStatement, params: readonly unknown[], timeoutMs: number | undefined): pg.QueryConfig {
   const config: pg.QueryConfig & { query_timeout?: number } =
-    typeof sql === 'string' || sql.planEachTime
-      ? { text: textOf(sql), values: [...params] }
-      : { name: sql.name, text: sql.text, values: [...params] };
+    typeof sql === 'string' ? { text: textOf(sql), values: [...params] } : { name: sql.name, text: sql.text, values: [...params] };
   if (timeoutMs !== undefined) config.query_timeout = timeoutMs;
   return config;
 }

@@ -160,19 +160,21 @@ const readStatement = {
  * conflicts) nor seen: its request is sent again in the next round. An order_payment_id appears
  * in one request per statement.
  *
- * Planned for each batch, and each batch's rows limited to their count ($3, $4): the planner
- * guesses any json_to_recordset at 100 rows, and for 100 rows it scanned order_payments and
- * idempotency_keys whole (a hash join) rather than look each row up by its key, whatever the
- * tables' size; with the count it sees the batch's real size and looks the rows up.
+ * Every table is reached by its key, whatever plan the named statement has cached (ADR 0013): the
+ * insert and its conflicts through the primary key (ON CONFLICT), the keys marked done through
+ * `key = ANY` of the batch's keys. Only the rows the insert did not write (an order_payment_id
+ * already on record: rare) are looked up in order_payments, and a row is updated only when its
+ * expiry grows, so a batch of new payments reads and writes nothing beyond its own rows.
  */
 const recordStatement = {
   name: 'store.orderPayments.record',
-  planEachTime: true,
   text: `WITH requested AS (
       SELECT * FROM json_to_recordset($1::json) AS r (idx int, order_payment_id text, app_id text, client_id text,
         miniapp_order_id text, hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text,
         at timestamptz, expires_at timestamptz, reconcile_at timestamptz)
-      LIMIT $3
+    ),
+    owned AS (
+      SELECT * FROM json_to_recordset($2::json) AS o (key text, reservation_id uuid, client_id text, order_payment_id text)
     ),
     inserted AS (
       INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
@@ -190,6 +192,7 @@ const recordStatement = {
           AND p.currency = r.currency AND p.order_json = r.order_json) AS same_order,
         r.expires_at AS requested_expiry
       FROM requested r JOIN order_payments p ON p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
+      WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = r.client_id AND i.order_payment_id = r.order_payment_id)
     ),
     history AS (
       INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
@@ -197,15 +200,16 @@ const recordStatement = {
     ),
     completed AS (
       UPDATE idempotency_keys k SET state = 'done', order_payment_id = owned.order_payment_id
-      FROM (SELECT * FROM json_to_recordset($2::json) AS o (key text, reservation_id uuid, client_id text, order_payment_id text)
-        LIMIT $4) AS owned
-      WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
+      FROM owned
+      WHERE k.key = ANY (ARRAY(SELECT key FROM owned)) AND k.key = owned.key
+        AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
         AND (EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = owned.client_id AND i.order_payment_id = owned.order_payment_id)
           OR EXISTS (SELECT 1 FROM recorded r WHERE r.same_order AND r.client_id = owned.client_id AND r.order_payment_id = owned.order_payment_id))
     ),
     extended AS (
       UPDATE order_payments p SET expires_at = GREATEST(p.expires_at, r.requested_expiry)
       FROM recorded r WHERE r.same_order AND p.payment_status = 'in_process'
+        AND p.expires_at IS DISTINCT FROM GREATEST(p.expires_at, r.requested_expiry)
         AND p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
     )
     SELECT r.idx, 'created' AS outcome, NULL::boolean AS same_order, NULL AS order_payment_id, NULL AS app_id, NULL AS client_id,
@@ -367,8 +371,6 @@ export function createOrderPayments(
     const rows = await db.query<OrderPaymentRow & { idx: number; outcome: CreateResult['outcome'] }>(recordStatement, [
       requested,
       JSON.stringify(owned),
-      requests.length,
-      owned.length,
     ]);
     const results: Array<CreateResult | undefined> = requests.map(() => undefined);
     for (const row of rows) {

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgres, quoteIdentifier, type Db } from '../../src/platform/store/db.js';
+import { createStore } from '../../src/platform/store/index.js';
+import { backends, openTimeoutMs, testDatabaseTimeouts, type TestDatabase } from '../support/databases.js';
+import { manualClock, newOrderPayment, seconds } from './fixtures.js';
+
+// A named statement's plan is made once per connection and kept (ADR 0013): made here while the
+// tables are empty, as at a platform's start, it must still look a batch's rows up by key when
+// the tables hold millions. Forcing the generic plan makes the kept plan the one EXPLAIN shows.
+const postgres = backends.find((backend) => backend.name === 'postgres')!;
+
+/** E1's batched statements, whose kept plans must reach their tables by key. */
+const batched = ['store.idempotency.reserve', 'store.orderPayments.record'];
+
+describe.skipIf(postgres.skip)('kept plans of the batched statements (postgres)', () => {
+  let database: TestDatabase;
+  let db: Db;
+
+  beforeAll(async () => {
+    database = await postgres.open();
+    const [{ schema }] = (await database.db.query<{ schema: string }>('SELECT current_schema() AS schema')) as [{ schema: string }];
+    // One connection, so every statement and the EXPLAINs below share its kept plans.
+    db = await openPostgres(process.env.DATABASE_URL!, { schema, maxConnections: 1, timeouts: testDatabaseTimeouts });
+    await db.query('SET plan_cache_mode = force_generic_plan');
+  }, openTimeoutMs);
+  afterAll(async () => {
+    await db?.close();
+    await database?.dispose();
+  }, openTimeoutMs);
+
+  it('look each row up by its key, never by reading a whole table, though planned on empty tables', async () => {
+    const clock = manualClock();
+    const store = createStore(db, { clock: clock.now, idempotencyStaleAfterMs: seconds(30) });
+    // An E1 with both keys: its reservation and its record.
+    const payment = newOrderPayment();
+    const reserved = await store.idempotency.reserve(
+      { app_id: payment.app_id, client_id: payment.client_id, miniapp_order_id: payment.miniapp_order_id, idempotency_key: 'k1' },
+      'h1',
+    );
+    if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
+    expect((await store.orderPayments.create(payment, reserved.reservation)).outcome).toBe('created');
+
+    for (const name of batched) {
+      const [kept] = await db.query<{ parameters: number; generic_plans: string }>(
+        'SELECT cardinality(parameter_types) AS parameters, generic_plans FROM pg_prepared_statements WHERE name = $1',
+        [name],
+      );
+      expect(kept, `${name} is a named statement, its plan kept by the connection`).toBeDefined();
+      expect(Number(kept!.generic_plans)).toBeGreaterThan(0);
+      const plan = (
+        await db.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN EXECUTE ${quoteIdentifier(name)}(${Array(kept!.parameters).fill('NULL').join(', ')})`,
+        )
+      )
+        .map((row) => row['QUERY PLAN'])
+        .join('\n');
+      expect(plan, name).toMatch(/Index|Conflict Arbiter/);
+      expect(plan, name).not.toMatch(/Seq Scan on (order_payments|idempotency_keys|deliveries)\b/);
+    }
+  });
+});
