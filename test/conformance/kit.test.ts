@@ -137,10 +137,12 @@ describe('fixtures (--set) for a server that only knows its own orders', { timeo
   });
 });
 
-describe('the conformance kit against broken servers', { timeout: 60_000 }, () => {
+// Concurrent: each case has a server of its own, and a host app run spends most of its time in the
+// expiry check's wait for its payment to expire (runner.ts), not on the processor.
+describe.concurrent('the conformance kit against broken servers', { timeout: 60_000 }, () => {
   for (const make of BROKEN_SERVERS) {
     const broken = make();
-    it(`catches "${broken.name}" with exactly ${broken.stops ? 'one stop message' : broken.catches.join(', ')}`, async () => {
+    it(`catches "${broken.name}" with exactly ${broken.stops ? 'one stop message' : broken.catches.join(', ')}`, async ({ expect }) => {
       const server = await serve(broken.app);
       try {
         const report = await verify(settings(broken.subject, server.url, broken.signingSecrets));

@@ -4,11 +4,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApis } from '../../scripts/lib/apis.js';
 import { checkBreakingChanges } from '../../scripts/lib/breaking-changes.js';
-import { artefactDirs, baselineDir, generatedDir } from '../../scripts/lib/paths.js';
+import { baselineDir } from '../../scripts/lib/paths.js';
 import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
 
 // The gate of `npm run check:breaking`, run on edited copies of the platform document so it is
 // seen to fail on breaking edits and to pass on the released contract and on additive edits.
+// That the generated documents pass it is `npm run check:breaking` itself, a step of `npm test`
+// before vitest (and of CI): running optic over all three documents again here proved nothing more.
 type Schemas = Record<string, { required?: string[]; properties?: Record<string, unknown> }>;
 type Edit = (schemas: Schemas) => void;
 
@@ -38,15 +40,6 @@ describe('npm run check:breaking (optic against openapi/baseline/)', () => {
   afterAll(async () => {
     await rm(workDir, { recursive: true, force: true });
   });
-
-  it(
-    'passes for the generated documents',
-    async () => {
-      const results = await checkBreakingChanges(listApis(), baselineDir, path.join(generatedDir, artefactDirs.openapi));
-      expect(results.map((result) => [result.api, result.outcome])).toEqual(listApis().map((api) => [api.name, 'compatible']));
-    },
-    timeout,
-  );
 
   it(
     'passes for an unchanged copy and for an additive change (a new optional response property)',

@@ -1,7 +1,8 @@
 /**
  * The PGlite template cluster (ADR 0021, ADR 0026): a fresh data directory is a copy of a template
  * that already holds the migrations, the template's name changes with the migration files, and a
- * directory made from an older template is brought up to date by the migration runner.
+ * directory made from an older template is brought up to date by the migration runner, and a
+ * `memory://` database loads the same template, archived.
  */
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -71,6 +72,26 @@ describe('PGlite template cluster', () => {
         expect(rows.map((r) => r.version)).toEqual(all.map((m) => m.version));
       } finally {
         await pglite.close();
+      }
+    },
+    templateTimeoutMs,
+  );
+
+  it(
+    'a memory:// database starts from the archived template: every migration there before the runner runs, and its own data its own',
+    async () => {
+      const all = await loadMigrations();
+      const { openPglite } = await import('../../src/platform/store/db.js');
+      const [first, second] = [await openPglite('memory://'), await openPglite('memory://')];
+      try {
+        const versions = (await first.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).map(
+          (r) => r.version,
+        );
+        expect(versions).toEqual(all.map((m) => m.version));
+        await first.exec('CREATE TABLE only_in_first (id int)');
+        expect(await second.query(`SELECT 1 FROM pg_tables WHERE tablename = 'only_in_first'`)).toEqual([]);
+      } finally {
+        await Promise.all([first.close(), second.close()]);
       }
     },
     templateTimeoutMs,

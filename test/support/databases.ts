@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
-import { openPglite, openPostgres, quoteIdentifier, type Db } from '../../src/platform/store/db.js';
+import { createPglite, openPglite, openPostgres, pgliteDb, quoteIdentifier, type Db } from '../../src/platform/store/db.js';
 import { migrate } from '../../src/platform/store/migrate.js';
 
 /** A database for one test file (or describe block), isolated from every other. */
@@ -86,7 +86,8 @@ async function truncateAll(db: Db): Promise<void> {
 }
 
 async function openPgliteTestDatabase({ migrate: migrated = true } = {}): Promise<TestDatabase> {
-  const db = await openPglite('memory://');
+  // A migrated database starts from the template (as the platform's does); an unmigrated one is empty.
+  const db = migrated ? await openPglite('memory://') : pgliteDb(await createPglite('memory://'));
   if (migrated) await migrate(db);
   return {
     db,

@@ -11,7 +11,7 @@ import {
   type Availability,
 } from './availability.js';
 import type { BatchOptions } from './batch.js';
-import { preparePgliteDataDir } from './pgliteCluster.js';
+import { pgliteTemplateArchive, preparePgliteDataDir } from './pgliteCluster.js';
 
 /**
  * A hot statement PostgreSQL parses and plans once per connection and then reuses, instead of
@@ -136,16 +136,18 @@ export const pgliteConf = 'shared_buffers = 16MB';
 export async function openPglite(dataDir: string): Promise<Db> {
   // A fresh directory gets a cluster copied from a template, so initdb never runs (and never
   // holds its memory) in this process (ADR 0021); PGlite then opens an existing directory.
+  // A throw-away `memory://` database loads the same template, archived.
+  if (dataDir === 'memory://') return pgliteDb(await createPglite(dataDir, await pgliteTemplateArchive()));
   if (!dataDir.includes('://')) await preparePgliteDataDir(dataDir);
   return pgliteDb(await createPglite(dataDir));
 }
 
-/** PGlite on `dataDir` with the embedded database's settings. */
-export async function createPglite(dataDir: string): Promise<PGlite> {
+/** PGlite on `dataDir` with the embedded database's settings; `loadDataDir` fills a fresh one from an archive. */
+export async function createPglite(dataDir: string, loadDataDir?: Blob): Promise<PGlite> {
   const { PGlite: PGliteClass } = await import('@electric-sql/pglite');
   // 16 MB of shared buffers instead of PGlite's 128 MB: the embedded database serves one
   // process's working set, and the buffers' pages count in that process's RSS (ADR 0021).
-  return PGliteClass.create(dataDir, { postgresqlconf: pgliteConf });
+  return PGliteClass.create(dataDir, { postgresqlconf: pgliteConf, ...(loadDataDir ? { loadDataDir } : {}) });
 }
 
 /**

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants, existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultMigrationsDir, loadMigrations, type Migration } from './migrationFiles.js';
@@ -77,16 +77,18 @@ const childModule = fileURLToPath(new URL(`./pgliteTemplateChild${extname(fileUR
  * Runs initdb and the migrations for `dir` in a child process, so their memory (two WebAssembly
  * instances during initdb) is returned when the child exits.
  */
-function buildInChild(dir: string, migrationsDir: string): Promise<void> {
+function buildInChild(...args: string[]): Promise<void> {
   // TypeScript sources need tsx's loader in the child too (the parent may run under vitest).
   const loader = childModule.endsWith('.ts') ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...loader, childModule, dir, migrationsDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...loader, childModule, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-4000)));
     child.once('error', reject);
     child.once('exit', (code, signal) =>
-      code === 0 ? resolve() : reject(new Error(`the PGlite template ${dir} was not made (${code ?? signal}): ${stderr.trim()}`)),
+      code === 0
+        ? resolve()
+        : reject(new Error(`the PGlite template (${args.join(' ')}) was not made (${code ?? signal}): ${stderr.trim()}`)),
     );
   });
 }
@@ -108,11 +110,33 @@ export async function ensurePgliteTemplate({ migrationsDir = defaultMigrationsDi
 }
 
 /**
+ * The template cluster as the archive PGlite loads into memory (`loadDataDir`), so a `memory://`
+ * database starts from the migrated template too instead of running initdb in this process
+ * (3–5 CPU-seconds and initdb's memory per database; ADR 0021). Made once beside the template,
+ * in a child process that opens a copy of it (PGlite writes into the directory it opens, and a
+ * template never changes), and published by rename like the template.
+ */
+export async function pgliteTemplateArchive(source: TemplateSource = {}): Promise<Blob> {
+  const template = await ensurePgliteTemplate(source);
+  const archive = `${template}.tar`;
+  if (!existsSync(archive)) {
+    const built = scratch(archive);
+    try {
+      await buildInChild('--archive', template, built);
+      await rename(built, archive);
+    } finally {
+      await rm(built, { force: true });
+    }
+  }
+  return new Blob([await readFile(archive)]);
+}
+
+/**
  * Copies a cluster: directories and regular files only (a cluster holds nothing else), every file
  * of a directory at once. fs.cp checks and copies one entry after another: 3.4 s for the
  * template's ~1,000 files on a loaded machine, most of a fresh start (ADR 0026).
  */
-async function copyTree(from: string, to: string): Promise<void> {
+export async function copyTree(from: string, to: string): Promise<void> {
   await mkdir(to);
   const entries = await readdir(from, { withFileTypes: true });
   await Promise.all(
