@@ -1338,7 +1338,10 @@ export interface components {
          *     and the call fails with "refused by policy", the same words whatever is or is not listening
          *     there. Redirects are never followed. Operators may register any address (sandbox and test
          *     partners run on loopback): such a URL is listed in `internal_urls` and called as written, until
-         *     the partner changes it (ADR 0038).
+         *     the partner changes it (ADR 0038). In the sandbox listening on loopback alone, a partner may
+         *     register a loopback URL (`127.0.0.0/8`, `::1`, `localhost`, `*.localhost`) for its own server:
+         *     it is not listed in `internal_urls` and is reached only while the running platform is that
+         *     sandbox; the same database run as any other platform refuses it by policy (ADR 0043).
          * @example https://superapp.example/minibridge/create-order-payment
          */
         DashboardUrl: string;
@@ -1361,7 +1364,8 @@ export interface components {
          *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
          *     checked on every connection after the host name is resolved: a URL whose host resolves to a
          *     non-public address fails with "refused by policy" and nothing is sent. A URL the host app
-         *     changes itself leaves this list. Absent: none.
+         *     changes itself leaves this list; a loopback URL it registers in the sandbox is never listed
+         *     (the running sandbox alone reaches it, ADR 0043). Absent: none.
          */
         HostappInternalUrls: ("create_order_payment" | "get_payment_status" | "events")[];
         /**
@@ -1565,7 +1569,8 @@ export interface components {
          *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
          *     checked on every connection after the host name is resolved: a URL whose host resolves to a
          *     non-public address fails with "refused by policy" and nothing is sent. A URL the miniapp
-         *     changes itself leaves this list. Absent: none.
+         *     changes itself leaves this list; a loopback URL it registers in the sandbox is never listed
+         *     (the running sandbox alone reaches it, ADR 0043). Absent: none.
          */
         MiniappInternalUrls: ("complete_order" | "events")[];
         /**

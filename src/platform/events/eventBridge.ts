@@ -65,8 +65,8 @@ export async function forwardEvent(
   const event = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type, payload: request.payload };
   const answer =
     direction === 'hostapp_to_miniapp'
-      ? await deliverEventToMiniapp(platform.metrics, miniapp, jsonText(event), eventId)
-      : await deliverEventToHostapp(platform.metrics, hostapp, jsonText(event), eventId);
+      ? await deliverEventToMiniapp(platform, miniapp, jsonText(event), eventId)
+      : await deliverEventToHostapp(platform, hostapp, jsonText(event), eventId);
   const outcome = answer.ok ? 'delivered' : 'failed';
   platform.metrics.events.inc({ direction, outcome });
   await platform.store.eventLog.record({
