@@ -58,19 +58,74 @@ describeEachBackend('records', (database) => {
   it('a closed day before the first settlement is empty, and stays so; an open day, or a closed one not yet written, has no statement', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-20T10:00:00.000Z'));
     const rule = statementDayRule();
-    // Nothing settled yet: yesterday's close has passed (01:00), today's has not.
-    expect(await store.statements.closedAt('2026-03-19')).toEqual(new Date(Date.parse('2026-03-20T00:00:00.000Z') + rule.closesAfterMs));
+    // Nothing settled and nothing closed yet: no day has a statement before the first close...
+    expect(await store.statements.closedAt('2026-03-19')).toBeNull();
+    // ...which closes every day due (through yesterday: today's close, at 01:00 tomorrow, has not come) empty.
+    expect(await store.statements.closeNextDay()).toBe(true);
+    expect(await store.statements.closeNextDay()).toBe(false);
+    const closedEmpty = new Date(Date.parse('2026-03-20T00:00:00.000Z') + rule.closesAfterMs);
+    expect(await store.statements.closedAt('2026-03-19')).toEqual(closedEmpty);
+    expect(await store.statements.closedAt('0001-01-01')).not.toBeNull();
     expect(await store.statements.closedAt('2026-03-20')).toBeNull();
     expect(await store.statements.lines(miniapp, '2026-03-19', 10)).toEqual({ lines: [], next_cursor: null });
     // A settlement today does not reach back into the empty day...
     await pay({ amount: '3.00' }, 'paid');
-    expect(await store.statements.closedAt('2026-03-19')).not.toBeNull();
+    expect(await store.statements.closedAt('2026-03-19')).toEqual(closedEmpty);
     // ...and today, closed by the clock but not yet written, has no statement until the worker writes it.
     clock.advance(Date.parse('2026-03-21T00:00:00.000Z') + rule.closesAfterMs - clock.now().getTime());
     expect(await store.statements.closedAt('2026-03-20')).toBeNull();
     expect(await store.statements.closeNextDay()).toBe(true);
     expect(await store.statements.closedAt('2026-03-20')).toEqual(clock.now());
   });
+
+  it.each([
+    ['no progress row (an emptied table)', false],
+    ['a progress row that never closed a day', true],
+  ])(
+    'a day closed empty never changes: the first settlement, stamped in it by a clock behind, is an adjustment on the next day to close (%s)',
+    async (_case, withRow) => {
+      clock.advance(-clock.now().getTime() + Date.parse('2026-04-02T02:00:00.000Z'));
+      if (withRow) await store.db.query('INSERT INTO statement_progress (singleton, closed_through) VALUES (TRUE, NULL)');
+      // 1 April closed at 01:00 on the 2nd, before anything was ever settled: it is served closed and empty.
+      await store.statements.closeNextDay();
+      const closedAt = await store.statements.closedAt('2026-04-01');
+      expect(closedAt).not.toBeNull();
+      const served = { miniapp: await snapshot(miniapp, '2026-04-01'), hostapp: await snapshot(hostapp, '2026-04-01') };
+      expect(served.miniapp).toBe(JSON.stringify([[], { lines: [], next_cursor: null }]));
+
+      // An instance whose clock runs 2 h 30 behind settles the first payment ever, stamped 23:30 on the 1st.
+      const behind = createStore(database.db, { clock: () => new Date(clock.now().getTime() - 2.5 * 3_600_000) });
+      const late = newOrderPayment({ amount: '123456789012345678.91', order_json: fullOrder({ amount: '123456789012345678.91' }) });
+      await behind.orderPayments.create(late, null);
+      await behind.orderPayments.transition(transitionTo(late, 'paid'), e6Body);
+
+      // The closed day is as it was served, whoever asks, and whatever the worker does.
+      expect(await store.statements.closedAt('2026-04-01')).toEqual(closedAt);
+      expect(await snapshot(miniapp, '2026-04-01')).toBe(served.miniapp);
+      expect(await store.statements.closeNextDay()).toBe(false);
+      expect(await store.statements.closedAt('2026-04-01')).toEqual(closedAt);
+      expect(await snapshot(miniapp, '2026-04-01')).toBe(served.miniapp);
+      expect(await snapshot(hostapp, '2026-04-01')).toBe(served.hostapp);
+
+      // The 2nd, the next day to close, lists it as an adjustment, with its totals.
+      clock.advance(Date.parse('2026-04-03T00:00:00.000Z') + statementDayRule().closesAfterMs - clock.now().getTime());
+      expect(await store.statements.closeNextDay()).toBe(true);
+      expect(await snapshot(miniapp, '2026-04-01')).toBe(served.miniapp);
+      for (const owner of [miniapp, hostapp]) {
+        expect((await store.statements.lines(owner, '2026-04-02', 10)).lines).toEqual([
+          expect.objectContaining({
+            order_payment_id: late.order_payment_id,
+            adjustment: true,
+            amount: '123456789012345678.91',
+            settled_at: '2026-04-01T23:30:00.000Z',
+          }),
+        ]);
+        expect(await store.statements.totals(owner, '2026-04-02')).toEqual([
+          { currency: 'VND', payment_status: 'paid', count: 1, amount: '123456789012345678.91' },
+        ]);
+      }
+    },
+  );
 
   it('a day closes once, at 01:00 UTC the next day; its paid total is the store sum; both sides list the same; a late settlement is an adjustment', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
@@ -81,9 +136,12 @@ describeEachBackend('records', (database) => {
     await pay({ amount: '5', app_id: 'ma_other' }, 'paid');
     await pay({ amount: '7', client_id: 'ha_other' }, 'paid');
     const late = await pay({ amount: '40.00' });
-    // Before its close, nothing; at it, the day closes, once.
+    // Before its close, only the days before the first settlement close (empty); at it, the day closes, once.
     clock.advance(Date.parse('2026-03-11T00:00:00.000Z') + rule.closesAfterMs - 1 - clock.now().getTime());
+    expect(await store.statements.closeNextDay()).toBe(true);
     expect(await store.statements.closeNextDay()).toBe(false);
+    expect(await store.statements.closedAt('2026-03-09')).not.toBeNull();
+    expect(await store.statements.closedAt('2026-03-10')).toBeNull();
     clock.advance(1);
     expect(await store.statements.closeNextDay()).toBe(true);
     expect(await store.statements.closeNextDay()).toBe(false);
