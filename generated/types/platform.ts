@@ -507,10 +507,13 @@ export interface paths {
          * Read a partner's statement of one day
          * @description The payments that reached a terminal status on one UTC day (ADR 0041), with whole-day totals per
          *     currency and status on every page and the lines in pages (`limit`, `cursor`). A day closes at
-         *     01:00 UTC the next day (`x-statement-day`); an open day is not found. A closed day before the
+         *     01:00 UTC the next day (`x-statement-day`); a day is found once Minibridge has closed it (the
+         *     records worker, shortly after), and an open day is not found. A closed day before the
          *     first payment settled is an empty statement (no lines, no totals), and stays so: a settlement
          *     stamped late lands on the next day that closes, as an adjustment. A miniapp's statement and its host app's list the same lines for the payments
          *     between them, with the same digits. Download the same lines as CSV with `downloadPartnerStatement`.
+         *     A day whose totals outnumber what `totals` carries (at most 400, one per currency and status)
+         *     is answered 409 `CONFLICT`, naming its CSV, which carries them all.
          */
         get: operations["getPartnerStatement"];
         put?: never;
@@ -535,7 +538,8 @@ export interface paths {
          *     `record` (`payment`, `adjustment` or `total`), `client_id`, `order_payment_id`, `app_id`,
          *     `miniapp_order_id`, `currency`, `amount`, `payment_status`, `payment_fail_reason`,
          *     `settled_by`, `created_at`, `settled_at`, `count`. The `total` rows come last, one per
-         *     currency and status, with `count` and the exact sum in `amount`. Amounts are text with every
+         *     currency and status (every one, however many: the JSON statement carries at most 400), with
+         *     `count` and the exact sum in `amount`. Amounts are text with every
          *     digit. A cell a spreadsheet would run as a formula (one starting with `=`, `+`, `-`, `@`, a tab
          *     or a carriage return) is written with a leading `'` (ADR 0041).
          */
@@ -1851,7 +1855,11 @@ export interface components {
              * @description When Minibridge closed the day (at or after 01:00 UTC the next day).
              */
             closed_at: string;
-            /** @description Per currency and status, over the whole day (empty for a day without payments). */
+            /**
+             * @description Per currency and status, over the whole day (empty for a day without payments). A day with
+             *     more totals than this carries is answered 409 `CONFLICT` instead; its CSV
+             *     (`downloadPartnerStatement`) carries every total.
+             */
             totals: components["schemas"]["StatementTotal"][];
             /** @description At most `limit` (at most 1000) lines. */
             lines: components["schemas"]["StatementLine"][];
@@ -3713,6 +3721,22 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            /**
+             * @description The day's statement has more totals (one per currency and status) than a JSON statement
+             *     carries (`totals`' `maxItems`) (`CONFLICT`): the message names the CSV download
+             *     (`downloadPartnerStatement`), which carries every line and every total. A closed day never
+             *     changes, so asking again gives the same answer.
+             */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardError"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

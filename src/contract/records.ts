@@ -113,6 +113,22 @@ export function statementCsvColumns(): readonly string[] {
 }
 let csvColumns: readonly string[] | undefined;
 
+/**
+ * The most totals a JSON statement carries: Statement's `totals.maxItems`. A day with more (one
+ * per currency and status, and a currency is any text an E1 sends) is read as CSV (ADR 0041).
+ */
+export function statementTotalsLimit(): number {
+  if (totalsLimit === undefined) {
+    const document = loadDocument('platform');
+    const statement = resolve<JsonObject & { properties?: { totals?: JsonObject } }>(document, document.components.schemas?.Statement);
+    const limit = statement?.properties?.totals?.maxItems;
+    if (!wholeNumber(limit) || limit === 0) throw new Error('the Platform API lost Statement.totals.maxItems');
+    totalsLimit = limit;
+  }
+  return totalsLimit;
+}
+let totalsLimit: number | undefined;
+
 function wholeNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

@@ -52,7 +52,7 @@ describeEachBackend('records', (database) => {
 
   /** The day's statement of one owner as the API would render it, for byte comparisons. */
   async function snapshot(owner: StatementOwner, day: string): Promise<string> {
-    return JSON.stringify([await store.statements.totals(owner, day), await store.statements.lines(owner, day, 1000)]);
+    return JSON.stringify([await store.statements.totals(owner, day, 1000), await store.statements.lines(owner, day, 1000)]);
   }
 
   it('a closed day before the first settlement is empty, and stays so; an open day, or a closed one not yet written, has no statement', async () => {
@@ -120,7 +120,7 @@ describeEachBackend('records', (database) => {
             settled_at: '2026-04-01T23:30:00.000Z',
           }),
         ]);
-        expect(await store.statements.totals(owner, '2026-04-02')).toEqual([
+        expect(await store.statements.totals(owner, '2026-04-02', 1000)).toEqual([
           { currency: 'VND', payment_status: 'paid', count: 1, amount: '123456789012345678.91' },
         ]);
       }
@@ -151,7 +151,7 @@ describeEachBackend('records', (database) => {
       `SELECT sum(p.amount)::text AS sum FROM order_payments p JOIN payment_status_history h USING (client_id, order_payment_id)
        WHERE h.to_status = 'paid' AND h.at >= '2026-03-10' AND h.at < '2026-03-11' AND p.app_id = 'ma_shop'`,
     )) as [{ sum: string }];
-    const totals = await store.statements.totals(miniapp, '2026-03-10');
+    const totals = await store.statements.totals(miniapp, '2026-03-10', 1000);
     expect(totals.find((total) => total.payment_status === 'paid')).toEqual({
       currency: 'VND',
       payment_status: 'paid',
@@ -192,6 +192,33 @@ describeEachBackend('records', (database) => {
         settled_at: '2026-03-10T23:00:00.000Z',
       }),
     ]);
+  });
+
+  it('totals come in pages of currency and status, however many a day holds; every page the store’s exact sums', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const currencies = ['VND', 'USD', 'EUR', 'xyz', '=cmd'];
+    for (const [index, currency] of currencies.entries()) {
+      const amount = `${index + 1}0000000000000000000.0${index}`;
+      const payment = newOrderPayment({ currency, amount, order_json: fullOrder({ amount }) });
+      await store.orderPayments.create(payment, null);
+      await store.orderPayments.transition(transitionTo(payment, index % 2 === 0 ? 'paid' : 'failed'), e6Body);
+    }
+    clock.advance(DAY);
+    while (await store.statements.closeNextDay());
+    const whole = await store.statements.totals(miniapp, '2026-03-10', 1000);
+    expect(whole).toHaveLength(currencies.length);
+    const paged = [];
+    for (let page = await store.statements.totals(miniapp, '2026-03-10', 2); page.length > 0;) {
+      paged.push(...page);
+      page = await store.statements.totals(miniapp, '2026-03-10', 2, page.at(-1));
+    }
+    expect(paged).toEqual(whole);
+    expect(whole.find((total) => total.currency === 'USD')).toEqual({
+      currency: 'USD',
+      payment_status: 'failed',
+      count: 1,
+      amount: '20000000000000000000.01',
+    });
   });
 
   it('after each period the data is gone or redacted as published; what the policy keeps is untouched', async () => {

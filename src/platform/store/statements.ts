@@ -24,6 +24,9 @@ export interface StatementRule {
   lookBackDays: number;
 }
 
+/** Where a page of totals ends: its last total's currency and status. */
+export type TotalKey = Pick<StatementTotal, 'currency' | 'payment_status'>;
+
 export interface LinesPage {
   lines: StatementLine[];
   next_cursor: string | null;
@@ -46,8 +49,12 @@ export interface Statements {
    * will be: a late settlement lands on the next day that closes) closed empty, at the rule's time.
    */
   closedAt(day: string): Promise<Date | null>;
-  /** The whole day's totals for one owner, per currency and status, exact (NUMERIC sums written as text). */
-  totals(owner: StatementOwner, day: string): Promise<StatementTotal[]>;
+  /**
+   * The whole day's totals for one owner, per currency and status, exact (NUMERIC sums written as
+   * text), ordered by currency then status: at most `limit`, after `after` (the last of the
+   * previous page). A day may hold any number: a currency is any text an E1 sends.
+   */
+  totals(owner: StatementOwner, day: string, limit: number, after?: TotalKey): Promise<StatementTotal[]>;
   /** Lines ordered by client_id then order_payment_id, after `cursor`. */
   lines(owner: StatementOwner, day: string, limit: number, cursor?: string): Promise<LinesPage>;
 }
@@ -192,12 +199,14 @@ export function createStatements(db: Db, clock: Clock, rule: StatementRule): Sta
       return progress?.closed ? new Date(dayStart(day).getTime() + DAY_MS + rule.closesAfterMs) : null;
     },
 
-    async totals(owner, day) {
+    async totals(owner, day, limit, after) {
       const rows = await db.query<{ currency: string; payment_status: StatementTotal['payment_status']; count: string; amount: string }>(
         `SELECT currency, payment_status, count(*)::text AS count, sum(amount_text::numeric)::text AS amount
          FROM statement_lines WHERE day = $1::date AND ${ownerColumn(owner)} = $2
-         GROUP BY currency, payment_status ORDER BY currency, payment_status`,
-        [day, owner.id],
+           AND ($3::text IS NULL OR (currency, payment_status) > ($3, $4::text))
+         GROUP BY currency, payment_status
+         ORDER BY currency, payment_status LIMIT $5`,
+        [day, owner.id, after?.currency ?? null, after?.payment_status ?? null, limit],
       );
       return rows.map((row) => ({
         currency: row.currency,

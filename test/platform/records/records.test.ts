@@ -211,6 +211,55 @@ describeOnBackends('statements, retention and erasure', (backend) => {
     }
   });
 
+  test('a day with as many totals as a JSON statement carries is served whole; one more is 409 CONFLICT naming the CSV, which carries every total', async () => {
+    const limit = resolve<{ properties: { totals: { maxItems: number } } }>(platformDocument, { $ref: '#/components/schemas/Statement' })
+      .properties.totals.maxItems;
+    const { db } = harness.running.platform.store;
+    // Two closed days of the miniapp's, one line per currency and status (a currency is any text an E1
+    // sends): `limit` totals on the first, `limit + 1` on the second. Before the first settlement on
+    // record, so no other test's lines are on them.
+    const [atLimit, pastLimit] = ['2020-01-01', '2020-01-02'];
+    for (const [day, count] of [
+      [atLimit, limit],
+      [pastLimit, limit + 1],
+    ] as const) {
+      await db.query('INSERT INTO statement_days (day, closed_at) VALUES ($1::date, $2)', [day, new Date(`${day}T23:00:00Z`)]);
+      await db.query(
+        `INSERT INTO statement_lines (day, client_id, order_payment_id, app_id, miniapp_order_id, amount_text, currency,
+           payment_status, payment_fail_reason, settled_by, created_at, settled_at, adjustment)
+         SELECT $1::date, $2, 'hop_totals_' || $1 || '_' || n, $3, NULL, n || '.01', 'C' || lpad((n / 3)::text, 4, '0'),
+           (ARRAY['cancelled', 'failed', 'paid'])[n % 3 + 1], NULL, 'E5', $4, $4, FALSE
+         FROM generate_series(0, $5::int - 1) AS n`,
+        [day, HOSTAPP.id, MINIAPP.id, new Date(`${day}T12:00:00Z`), count],
+      );
+    }
+    const whole = await harness.call('getPartnerStatement', undefined, {
+      authorization: harness.miniappAuth(),
+      path: statementPath('miniapps', MINIAPP.id, atLimit),
+    });
+    expect(whole.status).toBe(200);
+    expect(whole.body.totals).toHaveLength(limit);
+
+    const csvPath = `${statementPath('miniapps', MINIAPP.id, pastLimit)}/csv`;
+    for (const authorization of [harness.miniappAuth(), `Bearer ${ADMIN_TOKEN}`]) {
+      const refused = await harness.call('getPartnerStatement', undefined, {
+        authorization,
+        path: `${statementPath('miniapps', MINIAPP.id, pastLimit)}?limit=1`,
+      });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error_code).toBe('CONFLICT');
+      expect(refused.body.error_message).toContain(`GET ${csvPath}`);
+    }
+    const csv = await fetch(`${harness.running.url}${csvPath}`, { headers: { authorization: harness.miniappAuth() } });
+    expect(csv.status).toBe(200);
+    const records = parse(await csv.text(), { columns: true }) as Record<string, string>[];
+    const totals = records.filter((record) => record.record === 'total');
+    expect(totals).toHaveLength(limit + 1);
+    expect(records.filter((record) => record.record === 'payment')).toHaveLength(limit + 1);
+    expect(new Set(totals.map((total) => `${total.currency} ${total.payment_status}`)).size).toBe(limit + 1);
+    expect(totals.every((total) => total.count === '1')).toBe(true);
+  });
+
   test('a read failing midway through a CSV cuts the download, and the platform goes on answering', async () => {
     const day = [...days][0]!;
     const { statements } = harness.running.platform.store;
