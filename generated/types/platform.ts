@@ -588,12 +588,15 @@ export interface paths {
          * Erase one host app user's personal data (operators)
          * @description Operators only. Removes the host app user id and every personal detail of the orders of one
          *     host app user (`client_id` and `hostapp_user_id`), the payload and receiver answer of every
-         *     logged event that names the user or one of their payments, and the `custom_attributes` of the
+         *     logged event that names the user or one of their payments (its payload holds the id as a
+         *     `hostapp_user_id` or `order_payment_id` member anywhere, in objects and arrays at any depth),
+         *     and the `custom_attributes` of the
          *     stored E6 bodies (OrderCompletion) of those payments (ADR 0041). An E6 already delivered keeps
          *     its record without them; one still pending is still sent, with the same event id, ids, status
          *     and reason but without `custom_attributes` (an attempt already in flight may carry them). Amounts,
-         *     statuses, statements and every other financial record stay. Idempotent: a repeat erases only
-         *     what arrived since. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
+         *     statuses, statements and every other financial record stay. Runs in batches, each its own
+         *     transaction. Idempotent: a repeat erases only what arrived since, or what a call cut short
+         *     (an error answer) left. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
          *     user id, never the id.
          */
         post: operations["eraseHostappUser"];
@@ -1187,7 +1190,9 @@ export interface components {
         ExternalEventId: string;
         /**
          * EventPayload
-         * @description Any JSON object agreed between sender and receiver. Keep it small.
+         * @description Any JSON object agreed between sender and receiver. Keep it small. Name a host app user as a
+         *     `hostapp_user_id` member (and a payment as an `order_payment_id` member), at any depth: that is
+         *     how an erasure of the user's data finds the event (ADR 0041).
          */
         EventPayload: {
             [key: string]: unknown;

@@ -10,6 +10,7 @@ import { createStore, type NewOrderPayment, type StatementOwner, type Store } fr
 import { REPLAY_PURGE_GRACE_MS } from '../../src/platform/store/replayGuard.js';
 import { describeEachBackend } from '../support/databases.js';
 import { manualClock, newOrderPayment, transitionTo } from './fixtures.js';
+import { recordingDb } from './recordingDb.js';
 
 const DAY = 86_400_000;
 const bounds = retentionBounds();
@@ -244,8 +245,8 @@ describeEachBackend('records', (database) => {
       receiver_http_status: 200,
       receiver_response: '{"ok":true}',
       duration_ms: 3,
-      names_user: 'user_42',
-      names_payment: null,
+      names_users: ['user_42'],
+      names_payments: null,
     });
     await store.replayGuard.remember('digest-1', new Date(t0 + 300_000));
     const reserved = await store.idempotency.reserve(
@@ -288,8 +289,8 @@ describeEachBackend('records', (database) => {
       'SELECT order_payment_id, order_json, hostapp_user_id FROM order_payments ORDER BY order_payment_id',
     );
     await at(personal + 1);
-    expect(await store.db.query('SELECT payload, receiver_response, names_user FROM event_log')).toEqual([
-      { payload: null, receiver_response: null, names_user: null },
+    expect(await store.db.query('SELECT payload, receiver_response, names_users FROM event_log')).toEqual([
+      { payload: null, receiver_response: null, names_users: null },
     ]);
     expect(await count('deliveries')).toBe(0);
     expect(await count('reconcile_asks')).toBe(0);
@@ -386,8 +387,8 @@ describeEachBackend('records', (database) => {
         receiver_http_status: 200,
         receiver_response: '{"r":1}',
         duration_ms: 1,
-        names_user: names.user ?? null,
-        names_payment: names.payment ?? null,
+        names_users: names.user === undefined ? null : [names.user],
+        names_payments: names.payment === undefined ? null : [names.payment],
       });
     await event('e_user', { user: 'user_a' });
     await event('e_payment', { payment: mine[1]!.order_payment_id });
@@ -422,7 +423,7 @@ describeEachBackend('records', (database) => {
     const mineBefore = await bodiesOf(mine.map((payment) => payment.order_payment_id));
     expect(mineBefore.map((row) => row.status).sort()).toEqual(['delivered', 'pending']);
 
-    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 2, events: 2 });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 2, events: 2 });
     // Their E6 bodies, delivered and pending, lose the custom attributes and keep everything else.
     expect(await bodiesOf(mine.map((payment) => payment.order_payment_id))).toEqual(
       mineBefore.map((row) => ({
@@ -459,15 +460,83 @@ describeEachBackend('records', (database) => {
     );
     expect(await snapshot(hostapp, '2026-03-10')).toBe(statement);
 
-    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 0, events: 0 });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 0, events: 0 });
     await event('e_later', { payment: mine[0]!.order_payment_id });
     const later = await pay({ hostapp_user_id: 'user_a' });
-    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 1, events: 1 });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 1, events: 1 });
     // A payment erased while in process whose E5 later carried custom attributes: a repeat erases them from its E6 too.
     await store.orderPayments.transition({ ...transitionTo(later, 'paid'), custom_attributes: '{"phone":"+84911111111"}' }, e6Body);
     expect((await bodiesOf([later.order_payment_id]))[0]!.body).toHaveProperty('custom_attributes');
-    await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a');
+    await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000);
     expect((await bodiesOf([later.order_payment_id]))[0]!.body).not.toHaveProperty('custom_attributes');
+  });
+
+  it('erasure runs in batches, each statement its own transaction, changing at most a batch; a run cut short is completed by its repeat', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const batch = 3;
+    const mine: NewOrderPayment[] = [];
+    for (let i = 0; i < 3 * batch + 1; i++) {
+      const payment = newOrderPayment({ hostapp_user_id: 'user_many', order_json: fullOrder({ hostapp_user_id: 'user_many' }) });
+      await store.orderPayments.create(payment, null);
+      await store.orderPayments.transition({ ...transitionTo(payment, 'paid'), custom_attributes: '{"phone":"+84900000000"}' }, e6Body);
+      mine.push(payment);
+    }
+    const theirs = await pay({ hostapp_user_id: 'user_other' }, 'paid');
+    const event = (id: string, names: { users?: string[]; payments?: string[] }) =>
+      store.eventLog.record({
+        event_id: id,
+        direction: 'hostapp_to_miniapp',
+        app_id: 'ma_shop',
+        client_id: 'ha_superapp',
+        event_type: 'x',
+        external_event_id: null,
+        payload: `{"secret":"${id}"}`,
+        outcome: 'delivered',
+        error_code: null,
+        receiver_http_status: 200,
+        receiver_response: '{"r":1}',
+        duration_ms: 1,
+        names_users: names.users ?? null,
+        names_payments: names.payments ?? null,
+      });
+    for (let i = 0; i < 2 * batch; i++) await event(`e_user_${i}`, { users: ['user_many'] });
+    for (const [i, payment] of mine.entries()) await event(`e_payment_${i}`, { payments: [payment.order_payment_id] });
+    await event('e_other', { users: ['user_other'], payments: [theirs.order_payment_id] });
+
+    // The first run is cut short after its second statement (the database gone, say): what it did stays done.
+    const failing = recordingDb(store.db);
+    let sent = 0;
+    const cut = createStore(
+      {
+        ...failing.db,
+        query: (sql, params) => (++sent > 2 ? Promise.reject(new Error('connection lost')) : failing.db.query(sql, params)),
+      },
+      { clock: clock.now },
+    );
+    await expect(cut.retention.eraseUser('ha_superapp', 'user_many', 'digest_many', batch)).rejects.toThrow('connection lost');
+    const count = async (sql: string) => Number((await store.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${sql}`))[0]!.n);
+    expect(await count(`order_payments WHERE hostapp_user_id = 'user_many'`)).toBe(mine.length - 2 * batch);
+
+    const recording = recordingDb(store.db);
+    const again = createStore(recording.db, { clock: clock.now });
+    expect(await again.retention.eraseUser('ha_superapp', 'user_many', 'digest_many', batch)).toEqual({
+      payments: mine.length - 2 * batch,
+      events: 2 * batch + mine.length,
+    });
+    // No transaction around the batches: every statement commits on its own, and none changed more than a batch.
+    const labels = recording.take();
+    expect(labels).not.toContain('BEGIN');
+    expect(labels.length).toBeGreaterThan(mine.length / batch);
+    expect(
+      await count(
+        `order_payments WHERE hostapp_user_id = 'user_many' OR order_payment_id = ANY(ARRAY[${mine.map((p) => `'${p.order_payment_id}'`).join(',')}]) AND erased_user_digest IS DISTINCT FROM 'digest_many'`,
+      ),
+    ).toBe(0);
+    expect(await count(`deliveries WHERE body LIKE '%custom_attributes%'`)).toBe(1);
+    expect(await count(`event_log WHERE payload IS NOT NULL`)).toBe(1);
+    expect(await store.db.query(`SELECT event_id FROM event_log WHERE payload IS NOT NULL`)).toEqual([{ event_id: 'e_other' }]);
+    // Nothing remains: a repeat changes nothing.
+    expect(await store.retention.eraseUser('ha_superapp', 'user_many', 'digest_many', batch)).toEqual({ payments: 0, events: 0 });
   });
 
   it('instances purging at once take disjoint batches: every due row once, none twice', async () => {

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadDocument, resolve } from '../../../src/contract/documents.js';
 import { retentionBounds, retentionKinds, retentionSetting, statementDayRule } from '../../../src/contract/records.js';
 import { configFromEnv } from '../../../src/platform/config.js';
+import { namedIn } from '../../../src/platform/events/eventBridge.js';
+import { parseLossless } from '../../../src/contract/json.js';
 import { startPlatform } from '../../../src/platform/server.js';
 import { createStore } from '../../../src/platform/store/index.js';
 import type { Received } from '../../support/fakePartners.js';
@@ -332,6 +334,35 @@ describeOnBackends('statements, retention and erasure', (backend) => {
     expect(audit.text).toContain(erased.body.user_digest);
     expect(JSON.stringify(await harness.running.platform.store.db.query('SELECT * FROM event_log'))).not.toContain('u_erase_me');
   });
+
+  test('erasure finds the user named anywhere in an event’s payload, in objects and arrays at any depth, and nobody else’s events', async () => {
+    const send = (operationId: 'sendHostappEvent' | 'sendMiniappEvent', payload: object) =>
+      harness.call(
+        operationId,
+        { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_note', payload },
+        { authorization: operationId === 'sendHostappEvent' ? harness.hostappToken() : harness.miniappAuth() },
+      );
+    const nested = [
+      await send('sendHostappEvent', { order: { buyer: { hostapp_user_id: 'u_nested_erase' } }, note: 'ring twice' }),
+      await send('sendMiniappEvent', { items: [[{ ref: { hostapp_user_id: 'u_nested_erase' } }], { hostapp_user_id: 'u_nested_keep' }] }),
+      await send('sendHostappEvent', { a: { b: { c: { d: { e: [{ f: [{ hostapp_user_id: 'u_nested_erase' }] }] } } } } }),
+    ];
+    const kept = await send('sendHostappEvent', { people: [{ hostapp_user_id: 'u_nested_keep', text: 'u_nested_erase is my friend' }] });
+    for (const answer of [...nested, kept]) expect(answer.status).toBe(200);
+    const body = { client_id: HOSTAPP.id, hostapp_user_id: 'u_nested_erase' };
+    const erased = await harness.call('eraseHostappUser', body, { authorization: operator });
+    expect(erased.status).toBe(200);
+    expect(erased.body).toMatchObject({ payments: 0, events: nested.length });
+    const { db } = harness.running.platform.store;
+    const left = await db.query<{ payload: string | null }>(
+      `SELECT payload FROM event_log WHERE payload LIKE '%u_nested_%' OR receiver_response LIKE '%u_nested_erase%'`,
+    );
+    // Only the event naming someone else stays (it mentions the user in free text, which names nobody).
+    expect(left.map((row) => JSON.parse(row.payload!))).toEqual([
+      { people: [{ hostapp_user_id: 'u_nested_keep', text: 'u_nested_erase is my friend' }] },
+    ]);
+    expect((await harness.call('eraseHostappUser', body, { authorization: operator })).body).toMatchObject({ payments: 0, events: 0 });
+  });
 });
 
 test('a records batch or poll interval of 0 stops the start: a batch of 0 purges nothing and never rests, a poll of 0 spins', () => {
@@ -371,4 +402,24 @@ test('a misspelt, malformed or out-of-bounds retention setting stops the start w
   } finally {
     delete process.env.MINIBRIDGE_RETENTION_DELIVERIES_DAYS;
   }
+});
+
+test('whom a payload names: every hostapp_user_id and order_payment_id text at any depth, once each, within the ids’ lengths', () => {
+  const long = 'u'.repeat(256);
+  const astral = '𝄞'.repeat(255);
+  const payload = parseLossless(
+    JSON.stringify({
+      hostapp_user_id: 'top',
+      list: [[{ hostapp_user_id: 'deep', order_payment_id: 'hop_1' }], { hostapp_user_id: 'top' }],
+      ['__proto__']: { hostapp_user_id: 'in_proto_member' },
+      numbers: { hostapp_user_id: 12345678901234567890, amount: 1.5 },
+      empty: { hostapp_user_id: '' },
+      tooLong: { hostapp_user_id: long, order_payment_id: 'p'.repeat(251) },
+      astral: { hostapp_user_id: astral },
+    }),
+  );
+  const named = namedIn(payload);
+  expect(new Set(named.names_users)).toEqual(new Set(['top', 'deep', 'in_proto_member', astral]));
+  expect(named.names_payments).toEqual(['hop_1']);
+  expect(namedIn({ fields: ['name'] })).toEqual({ names_users: null, names_payments: null });
 });
