@@ -170,8 +170,8 @@ async function copyHistory(databaseUrl: string, seedId: string, count: number, s
       {
         table: 'event_log',
         // The seed's own event only: its copies name the same user, and would be copied again in every later chunk.
-        where: 'names_payment = $1',
-        overrides: { event_id: suffixed('event_id'), names_payment: suffixed('names_payment'), at: shift('at') },
+        where: 'names_payments = ARRAY[$1::text]',
+        overrides: { event_id: suffixed('event_id'), names_payments: `ARRAY[${suffixed('names_payments[1]')}]`, at: shift('at') },
       },
     ];
     const chunk = 200_000;

@@ -177,7 +177,9 @@ export interface components {
         EventType: string;
         /**
          * EventPayload
-         * @description Any JSON object agreed between sender and receiver. Keep it small.
+         * @description Any JSON object agreed between sender and receiver. Keep it small. Name a host app user as a
+         *     `hostapp_user_id` member (and a payment as an `order_payment_id` member), at any depth: that is
+         *     how an erasure of the user's data finds the event (ADR 0041).
          */
         EventPayload: {
             [key: string]: unknown;

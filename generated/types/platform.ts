@@ -507,10 +507,13 @@ export interface paths {
          * Read a partner's statement of one day
          * @description The payments that reached a terminal status on one UTC day (ADR 0041), with whole-day totals per
          *     currency and status on every page and the lines in pages (`limit`, `cursor`). A day closes at
-         *     01:00 UTC the next day (`x-statement-day`); an open day is not found. A closed day before the
+         *     01:00 UTC the next day (`x-statement-day`); a day is found once Minibridge has closed it (the
+         *     records worker, shortly after), and an open day is not found. A closed day before the
          *     first payment settled is an empty statement (no lines, no totals), and stays so: a settlement
          *     stamped late lands on the next day that closes, as an adjustment. A miniapp's statement and its host app's list the same lines for the payments
          *     between them, with the same digits. Download the same lines as CSV with `downloadPartnerStatement`.
+         *     A day whose totals outnumber what `totals` carries (at most 400, one per currency and status)
+         *     is answered 409 `CONFLICT`, naming its CSV, which carries them all.
          */
         get: operations["getPartnerStatement"];
         put?: never;
@@ -535,7 +538,8 @@ export interface paths {
          *     `record` (`payment`, `adjustment` or `total`), `client_id`, `order_payment_id`, `app_id`,
          *     `miniapp_order_id`, `currency`, `amount`, `payment_status`, `payment_fail_reason`,
          *     `settled_by`, `created_at`, `settled_at`, `count`. The `total` rows come last, one per
-         *     currency and status, with `count` and the exact sum in `amount`. Amounts are text with every
+         *     currency and status (every one, however many: the JSON statement carries at most 400), with
+         *     `count` and the exact sum in `amount`. Amounts are text with every
          *     digit. A cell a spreadsheet would run as a formula (one starting with `=`, `+`, `-`, `@`, a tab
          *     or a carriage return) is written with a leading `'` (ADR 0041).
          */
@@ -584,12 +588,15 @@ export interface paths {
          * Erase one host app user's personal data (operators)
          * @description Operators only. Removes the host app user id and every personal detail of the orders of one
          *     host app user (`client_id` and `hostapp_user_id`), the payload and receiver answer of every
-         *     logged event that names the user or one of their payments, and the `custom_attributes` of the
+         *     logged event that names the user or one of their payments (its payload holds the id as a
+         *     `hostapp_user_id` or `order_payment_id` member anywhere, in objects and arrays at any depth),
+         *     and the `custom_attributes` of the
          *     stored E6 bodies (OrderCompletion) of those payments (ADR 0041). An E6 already delivered keeps
          *     its record without them; one still pending is still sent, with the same event id, ids, status
          *     and reason but without `custom_attributes` (an attempt already in flight may carry them). Amounts,
-         *     statuses, statements and every other financial record stay. Idempotent: a repeat erases only
-         *     what arrived since. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
+         *     statuses, statements and every other financial record stay. Runs in batches, each its own
+         *     transaction. Idempotent: a repeat erases only what arrived since, or what a call cut short
+         *     (an error answer) left. Recorded in the host app's audit log as `erase_personal_data`, with a keyed digest of the
          *     user id, never the id.
          */
         post: operations["eraseHostappUser"];
@@ -1183,7 +1190,9 @@ export interface components {
         ExternalEventId: string;
         /**
          * EventPayload
-         * @description Any JSON object agreed between sender and receiver. Keep it small.
+         * @description Any JSON object agreed between sender and receiver. Keep it small. Name a host app user as a
+         *     `hostapp_user_id` member (and a payment as an `order_payment_id` member), at any depth: that is
+         *     how an erasure of the user's data finds the event (ADR 0041).
          */
         EventPayload: {
             [key: string]: unknown;
@@ -1338,7 +1347,10 @@ export interface components {
          *     and the call fails with "refused by policy", the same words whatever is or is not listening
          *     there. Redirects are never followed. Operators may register any address (sandbox and test
          *     partners run on loopback): such a URL is listed in `internal_urls` and called as written, until
-         *     the partner changes it (ADR 0038).
+         *     the partner changes it (ADR 0038). In the sandbox listening on loopback alone, a partner may
+         *     register a loopback URL (`127.0.0.0/8`, `::1`, `localhost`, `*.localhost`) for its own server:
+         *     it is not listed in `internal_urls` and is reached only while the running platform is that
+         *     sandbox; the same database run as any other platform refuses it by policy (ADR 0043).
          * @example https://superapp.example/minibridge/create-order-payment
          */
         DashboardUrl: string;
@@ -1361,7 +1373,8 @@ export interface components {
          *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
          *     checked on every connection after the host name is resolved: a URL whose host resolves to a
          *     non-public address fails with "refused by policy" and nothing is sent. A URL the host app
-         *     changes itself leaves this list. Absent: none.
+         *     changes itself leaves this list; a loopback URL it registers in the sandbox is never listed
+         *     (the running sandbox alone reaches it, ADR 0043). Absent: none.
          */
         HostappInternalUrls: ("create_order_payment" | "get_payment_status" | "events")[];
         /**
@@ -1565,7 +1578,8 @@ export interface components {
          *     operator's explicit exception (ADR 0038). Every other URL is called only at public addresses,
          *     checked on every connection after the host name is resolved: a URL whose host resolves to a
          *     non-public address fails with "refused by policy" and nothing is sent. A URL the miniapp
-         *     changes itself leaves this list. Absent: none.
+         *     changes itself leaves this list; a loopback URL it registers in the sandbox is never listed
+         *     (the running sandbox alone reaches it, ADR 0043). Absent: none.
          */
         MiniappInternalUrls: ("complete_order" | "events")[];
         /**
@@ -1846,7 +1860,11 @@ export interface components {
              * @description When Minibridge closed the day (at or after 01:00 UTC the next day).
              */
             closed_at: string;
-            /** @description Per currency and status, over the whole day (empty for a day without payments). */
+            /**
+             * @description Per currency and status, over the whole day (empty for a day without payments). A day with
+             *     more totals than this carries is answered 409 `CONFLICT` instead; its CSV
+             *     (`downloadPartnerStatement`) carries every total.
+             */
             totals: components["schemas"]["StatementTotal"][];
             /** @description At most `limit` (at most 1000) lines. */
             lines: components["schemas"]["StatementLine"][];
@@ -3708,6 +3726,22 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            /**
+             * @description The day's statement has more totals (one per currency and status) than a JSON statement
+             *     carries (`totals`' `maxItems`) (`CONFLICT`): the message names the CSV download
+             *     (`downloadPartnerStatement`), which carries every line and every total. A closed day never
+             *     changes, so asking again gives the same answer.
+             */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardError"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -113,6 +113,42 @@ export function statementCsvColumns(): readonly string[] {
 }
 let csvColumns: readonly string[] | undefined;
 
+/**
+ * The most totals a JSON statement carries: Statement's `totals.maxItems`. A day with more (one
+ * per currency and status, and a currency is any text an E1 sends) is read as CSV (ADR 0041).
+ */
+export function statementTotalsLimit(): number {
+  if (totalsLimit === undefined) {
+    const document = loadDocument('platform');
+    const statement = resolve<JsonObject & { properties?: { totals?: JsonObject } }>(document, document.components.schemas?.Statement);
+    const limit = statement?.properties?.totals?.maxItems;
+    if (!wholeNumber(limit) || limit === 0) throw new Error('the Platform API lost Statement.totals.maxItems');
+    totalsLimit = limit;
+  }
+  return totalsLimit;
+}
+let totalsLimit: number | undefined;
+
+/**
+ * The longest text each id an event's payload may name has (ADR 0041): a host app user id as an
+ * erasure names it (ErasureRequest's `hostapp_user_id`) and a payment id (OrderPaymentId). Longer
+ * text is neither, so it is never recorded as one.
+ */
+export function namedIdLengths(): { hostapp_user_id: number; order_payment_id: number } {
+  if (!idLengths) {
+    const document = loadDocument('platform');
+    const schema = (name: string) =>
+      resolve<JsonObject & { maxLength?: unknown; properties?: Record<string, JsonObject> }>(document, document.components.schemas?.[name]);
+    const user = schema('ErasureRequest')?.properties?.hostapp_user_id?.maxLength;
+    const payment = schema('OrderPaymentId')?.maxLength;
+    if (!wholeNumber(user) || !wholeNumber(payment))
+      throw new Error('the Platform API lost the maxLength of ErasureRequest.hostapp_user_id or OrderPaymentId');
+    idLengths = { hostapp_user_id: user, order_payment_id: payment };
+  }
+  return idLengths;
+}
+let idLengths: { hostapp_user_id: number; order_payment_id: number } | undefined;
+
 function wholeNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

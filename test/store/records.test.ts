@@ -10,6 +10,7 @@ import { createStore, type NewOrderPayment, type StatementOwner, type Store } fr
 import { REPLAY_PURGE_GRACE_MS } from '../../src/platform/store/replayGuard.js';
 import { describeEachBackend } from '../support/databases.js';
 import { manualClock, newOrderPayment, transitionTo } from './fixtures.js';
+import { recordingDb } from './recordingDb.js';
 
 const DAY = 86_400_000;
 const bounds = retentionBounds();
@@ -52,25 +53,80 @@ describeEachBackend('records', (database) => {
 
   /** The day's statement of one owner as the API would render it, for byte comparisons. */
   async function snapshot(owner: StatementOwner, day: string): Promise<string> {
-    return JSON.stringify([await store.statements.totals(owner, day), await store.statements.lines(owner, day, 1000)]);
+    return JSON.stringify([await store.statements.totals(owner, day, 1000), await store.statements.lines(owner, day, 1000)]);
   }
 
   it('a closed day before the first settlement is empty, and stays so; an open day, or a closed one not yet written, has no statement', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-20T10:00:00.000Z'));
     const rule = statementDayRule();
-    // Nothing settled yet: yesterday's close has passed (01:00), today's has not.
-    expect(await store.statements.closedAt('2026-03-19')).toEqual(new Date(Date.parse('2026-03-20T00:00:00.000Z') + rule.closesAfterMs));
+    // Nothing settled and nothing closed yet: no day has a statement before the first close...
+    expect(await store.statements.closedAt('2026-03-19')).toBeNull();
+    // ...which closes every day due (through yesterday: today's close, at 01:00 tomorrow, has not come) empty.
+    expect(await store.statements.closeNextDay()).toBe(true);
+    expect(await store.statements.closeNextDay()).toBe(false);
+    const closedEmpty = new Date(Date.parse('2026-03-20T00:00:00.000Z') + rule.closesAfterMs);
+    expect(await store.statements.closedAt('2026-03-19')).toEqual(closedEmpty);
+    expect(await store.statements.closedAt('0001-01-01')).not.toBeNull();
     expect(await store.statements.closedAt('2026-03-20')).toBeNull();
     expect(await store.statements.lines(miniapp, '2026-03-19', 10)).toEqual({ lines: [], next_cursor: null });
     // A settlement today does not reach back into the empty day...
     await pay({ amount: '3.00' }, 'paid');
-    expect(await store.statements.closedAt('2026-03-19')).not.toBeNull();
+    expect(await store.statements.closedAt('2026-03-19')).toEqual(closedEmpty);
     // ...and today, closed by the clock but not yet written, has no statement until the worker writes it.
     clock.advance(Date.parse('2026-03-21T00:00:00.000Z') + rule.closesAfterMs - clock.now().getTime());
     expect(await store.statements.closedAt('2026-03-20')).toBeNull();
     expect(await store.statements.closeNextDay()).toBe(true);
     expect(await store.statements.closedAt('2026-03-20')).toEqual(clock.now());
   });
+
+  it.each([
+    ['no progress row (an emptied table)', false],
+    ['a progress row that never closed a day', true],
+  ])(
+    'a day closed empty never changes: the first settlement, stamped in it by a clock behind, is an adjustment on the next day to close (%s)',
+    async (_case, withRow) => {
+      clock.advance(-clock.now().getTime() + Date.parse('2026-04-02T02:00:00.000Z'));
+      if (withRow) await store.db.query('INSERT INTO statement_progress (singleton, closed_through) VALUES (TRUE, NULL)');
+      // 1 April closed at 01:00 on the 2nd, before anything was ever settled: it is served closed and empty.
+      await store.statements.closeNextDay();
+      const closedAt = await store.statements.closedAt('2026-04-01');
+      expect(closedAt).not.toBeNull();
+      const served = { miniapp: await snapshot(miniapp, '2026-04-01'), hostapp: await snapshot(hostapp, '2026-04-01') };
+      expect(served.miniapp).toBe(JSON.stringify([[], { lines: [], next_cursor: null }]));
+
+      // An instance whose clock runs 2 h 30 behind settles the first payment ever, stamped 23:30 on the 1st.
+      const behind = createStore(database.db, { clock: () => new Date(clock.now().getTime() - 2.5 * 3_600_000) });
+      const late = newOrderPayment({ amount: '123456789012345678.91', order_json: fullOrder({ amount: '123456789012345678.91' }) });
+      await behind.orderPayments.create(late, null);
+      await behind.orderPayments.transition(transitionTo(late, 'paid'), e6Body);
+
+      // The closed day is as it was served, whoever asks, and whatever the worker does.
+      expect(await store.statements.closedAt('2026-04-01')).toEqual(closedAt);
+      expect(await snapshot(miniapp, '2026-04-01')).toBe(served.miniapp);
+      expect(await store.statements.closeNextDay()).toBe(false);
+      expect(await store.statements.closedAt('2026-04-01')).toEqual(closedAt);
+      expect(await snapshot(miniapp, '2026-04-01')).toBe(served.miniapp);
+      expect(await snapshot(hostapp, '2026-04-01')).toBe(served.hostapp);
+
+      // The 2nd, the next day to close, lists it as an adjustment, with its totals.
+      clock.advance(Date.parse('2026-04-03T00:00:00.000Z') + statementDayRule().closesAfterMs - clock.now().getTime());
+      expect(await store.statements.closeNextDay()).toBe(true);
+      expect(await snapshot(miniapp, '2026-04-01')).toBe(served.miniapp);
+      for (const owner of [miniapp, hostapp]) {
+        expect((await store.statements.lines(owner, '2026-04-02', 10)).lines).toEqual([
+          expect.objectContaining({
+            order_payment_id: late.order_payment_id,
+            adjustment: true,
+            amount: '123456789012345678.91',
+            settled_at: '2026-04-01T23:30:00.000Z',
+          }),
+        ]);
+        expect(await store.statements.totals(owner, '2026-04-02', 1000)).toEqual([
+          { currency: 'VND', payment_status: 'paid', count: 1, amount: '123456789012345678.91' },
+        ]);
+      }
+    },
+  );
 
   it('a day closes once, at 01:00 UTC the next day; its paid total is the store sum; both sides list the same; a late settlement is an adjustment', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
@@ -81,9 +137,12 @@ describeEachBackend('records', (database) => {
     await pay({ amount: '5', app_id: 'ma_other' }, 'paid');
     await pay({ amount: '7', client_id: 'ha_other' }, 'paid');
     const late = await pay({ amount: '40.00' });
-    // Before its close, nothing; at it, the day closes, once.
+    // Before its close, only the days before the first settlement close (empty); at it, the day closes, once.
     clock.advance(Date.parse('2026-03-11T00:00:00.000Z') + rule.closesAfterMs - 1 - clock.now().getTime());
+    expect(await store.statements.closeNextDay()).toBe(true);
     expect(await store.statements.closeNextDay()).toBe(false);
+    expect(await store.statements.closedAt('2026-03-09')).not.toBeNull();
+    expect(await store.statements.closedAt('2026-03-10')).toBeNull();
     clock.advance(1);
     expect(await store.statements.closeNextDay()).toBe(true);
     expect(await store.statements.closeNextDay()).toBe(false);
@@ -93,7 +152,7 @@ describeEachBackend('records', (database) => {
       `SELECT sum(p.amount)::text AS sum FROM order_payments p JOIN payment_status_history h USING (client_id, order_payment_id)
        WHERE h.to_status = 'paid' AND h.at >= '2026-03-10' AND h.at < '2026-03-11' AND p.app_id = 'ma_shop'`,
     )) as [{ sum: string }];
-    const totals = await store.statements.totals(miniapp, '2026-03-10');
+    const totals = await store.statements.totals(miniapp, '2026-03-10', 1000);
     expect(totals.find((total) => total.payment_status === 'paid')).toEqual({
       currency: 'VND',
       payment_status: 'paid',
@@ -136,6 +195,33 @@ describeEachBackend('records', (database) => {
     ]);
   });
 
+  it('totals come in pages of currency and status, however many a day holds; every page the store’s exact sums', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const currencies = ['VND', 'USD', 'EUR', 'xyz', '=cmd'];
+    for (const [index, currency] of currencies.entries()) {
+      const amount = `${index + 1}0000000000000000000.0${index}`;
+      const payment = newOrderPayment({ currency, amount, order_json: fullOrder({ amount }) });
+      await store.orderPayments.create(payment, null);
+      await store.orderPayments.transition(transitionTo(payment, index % 2 === 0 ? 'paid' : 'failed'), e6Body);
+    }
+    clock.advance(DAY);
+    while (await store.statements.closeNextDay());
+    const whole = await store.statements.totals(miniapp, '2026-03-10', 1000);
+    expect(whole).toHaveLength(currencies.length);
+    const paged = [];
+    for (let page = await store.statements.totals(miniapp, '2026-03-10', 2); page.length > 0;) {
+      paged.push(...page);
+      page = await store.statements.totals(miniapp, '2026-03-10', 2, page.at(-1));
+    }
+    expect(paged).toEqual(whole);
+    expect(whole.find((total) => total.currency === 'USD')).toEqual({
+      currency: 'USD',
+      payment_status: 'failed',
+      count: 1,
+      amount: '20000000000000000000.01',
+    });
+  });
+
   it('after each period the data is gone or redacted as published; what the policy keeps is untouched', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
     const t0 = clock.now().getTime();
@@ -159,8 +245,8 @@ describeEachBackend('records', (database) => {
       receiver_http_status: 200,
       receiver_response: '{"ok":true}',
       duration_ms: 3,
-      names_user: 'user_42',
-      names_payment: null,
+      names_users: ['user_42'],
+      names_payments: null,
     });
     await store.replayGuard.remember('digest-1', new Date(t0 + 300_000));
     const reserved = await store.idempotency.reserve(
@@ -203,8 +289,8 @@ describeEachBackend('records', (database) => {
       'SELECT order_payment_id, order_json, hostapp_user_id FROM order_payments ORDER BY order_payment_id',
     );
     await at(personal + 1);
-    expect(await store.db.query('SELECT payload, receiver_response, names_user FROM event_log')).toEqual([
-      { payload: null, receiver_response: null, names_user: null },
+    expect(await store.db.query('SELECT payload, receiver_response, names_users FROM event_log')).toEqual([
+      { payload: null, receiver_response: null, names_users: null },
     ]);
     expect(await count('deliveries')).toBe(0);
     expect(await count('reconcile_asks')).toBe(0);
@@ -301,8 +387,8 @@ describeEachBackend('records', (database) => {
         receiver_http_status: 200,
         receiver_response: '{"r":1}',
         duration_ms: 1,
-        names_user: names.user ?? null,
-        names_payment: names.payment ?? null,
+        names_users: names.user === undefined ? null : [names.user],
+        names_payments: names.payment === undefined ? null : [names.payment],
       });
     await event('e_user', { user: 'user_a' });
     await event('e_payment', { payment: mine[1]!.order_payment_id });
@@ -337,7 +423,7 @@ describeEachBackend('records', (database) => {
     const mineBefore = await bodiesOf(mine.map((payment) => payment.order_payment_id));
     expect(mineBefore.map((row) => row.status).sort()).toEqual(['delivered', 'pending']);
 
-    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 2, events: 2 });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 2, events: 2 });
     // Their E6 bodies, delivered and pending, lose the custom attributes and keep everything else.
     expect(await bodiesOf(mine.map((payment) => payment.order_payment_id))).toEqual(
       mineBefore.map((row) => ({
@@ -374,15 +460,83 @@ describeEachBackend('records', (database) => {
     );
     expect(await snapshot(hostapp, '2026-03-10')).toBe(statement);
 
-    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 0, events: 0 });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 0, events: 0 });
     await event('e_later', { payment: mine[0]!.order_payment_id });
     const later = await pay({ hostapp_user_id: 'user_a' });
-    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a')).toEqual({ payments: 1, events: 1 });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 1, events: 1 });
     // A payment erased while in process whose E5 later carried custom attributes: a repeat erases them from its E6 too.
     await store.orderPayments.transition({ ...transitionTo(later, 'paid'), custom_attributes: '{"phone":"+84911111111"}' }, e6Body);
     expect((await bodiesOf([later.order_payment_id]))[0]!.body).toHaveProperty('custom_attributes');
-    await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a');
+    await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000);
     expect((await bodiesOf([later.order_payment_id]))[0]!.body).not.toHaveProperty('custom_attributes');
+  });
+
+  it('erasure runs in batches, each statement its own transaction, changing at most a batch; a run cut short is completed by its repeat', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const batch = 3;
+    const mine: NewOrderPayment[] = [];
+    for (let i = 0; i < 3 * batch + 1; i++) {
+      const payment = newOrderPayment({ hostapp_user_id: 'user_many', order_json: fullOrder({ hostapp_user_id: 'user_many' }) });
+      await store.orderPayments.create(payment, null);
+      await store.orderPayments.transition({ ...transitionTo(payment, 'paid'), custom_attributes: '{"phone":"+84900000000"}' }, e6Body);
+      mine.push(payment);
+    }
+    const theirs = await pay({ hostapp_user_id: 'user_other' }, 'paid');
+    const event = (id: string, names: { users?: string[]; payments?: string[] }) =>
+      store.eventLog.record({
+        event_id: id,
+        direction: 'hostapp_to_miniapp',
+        app_id: 'ma_shop',
+        client_id: 'ha_superapp',
+        event_type: 'x',
+        external_event_id: null,
+        payload: `{"secret":"${id}"}`,
+        outcome: 'delivered',
+        error_code: null,
+        receiver_http_status: 200,
+        receiver_response: '{"r":1}',
+        duration_ms: 1,
+        names_users: names.users ?? null,
+        names_payments: names.payments ?? null,
+      });
+    for (let i = 0; i < 2 * batch; i++) await event(`e_user_${i}`, { users: ['user_many'] });
+    for (const [i, payment] of mine.entries()) await event(`e_payment_${i}`, { payments: [payment.order_payment_id] });
+    await event('e_other', { users: ['user_other'], payments: [theirs.order_payment_id] });
+
+    // The first run is cut short after its second statement (the database gone, say): what it did stays done.
+    const failing = recordingDb(store.db);
+    let sent = 0;
+    const cut = createStore(
+      {
+        ...failing.db,
+        query: (sql, params) => (++sent > 2 ? Promise.reject(new Error('connection lost')) : failing.db.query(sql, params)),
+      },
+      { clock: clock.now },
+    );
+    await expect(cut.retention.eraseUser('ha_superapp', 'user_many', 'digest_many', batch)).rejects.toThrow('connection lost');
+    const count = async (sql: string) => Number((await store.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${sql}`))[0]!.n);
+    expect(await count(`order_payments WHERE hostapp_user_id = 'user_many'`)).toBe(mine.length - 2 * batch);
+
+    const recording = recordingDb(store.db);
+    const again = createStore(recording.db, { clock: clock.now });
+    expect(await again.retention.eraseUser('ha_superapp', 'user_many', 'digest_many', batch)).toEqual({
+      payments: mine.length - 2 * batch,
+      events: 2 * batch + mine.length,
+    });
+    // No transaction around the batches: every statement commits on its own, and none changed more than a batch.
+    const labels = recording.take();
+    expect(labels).not.toContain('BEGIN');
+    expect(labels.length).toBeGreaterThan(mine.length / batch);
+    expect(
+      await count(
+        `order_payments WHERE hostapp_user_id = 'user_many' OR order_payment_id = ANY(ARRAY[${mine.map((p) => `'${p.order_payment_id}'`).join(',')}]) AND erased_user_digest IS DISTINCT FROM 'digest_many'`,
+      ),
+    ).toBe(0);
+    expect(await count(`deliveries WHERE body LIKE '%custom_attributes%'`)).toBe(1);
+    expect(await count(`event_log WHERE payload IS NOT NULL`)).toBe(1);
+    expect(await store.db.query(`SELECT event_id FROM event_log WHERE payload IS NOT NULL`)).toEqual([{ event_id: 'e_other' }]);
+    // Nothing remains: a repeat changes nothing.
+    expect(await store.retention.eraseUser('ha_superapp', 'user_many', 'digest_many', batch)).toEqual({ payments: 0, events: 0 });
   });
 
   it('instances purging at once take disjoint batches: every due row once, none twice', async () => {

@@ -33,7 +33,7 @@ export const partnerChanges = {
         ...before,
         ...body,
         urls: { ...before.urls, ...body.urls },
-        internal_urls: internalUrlsAfter(caller, before.internal_urls, body.urls, platform.config.sandboxLoopback),
+        internal_urls: internalUrlsAfter(caller, before.internal_urls, body.urls),
         features: { ...before.features, ...body.features },
         signing: body.signing ?? before.signing,
         ...lifecycleDefaults({ ...before, ...body }),
@@ -57,7 +57,7 @@ export const partnerChanges = {
         ...before,
         ...fields,
         urls: { ...before.urls, ...fields.urls },
-        internal_urls: internalUrlsAfter(caller, before.internal_urls, fields.urls, platform.config.sandboxLoopback),
+        internal_urls: internalUrlsAfter(caller, before.internal_urls, fields.urls),
         features: { ...before.features, ...fields.features },
         signing: fields.signing ?? before.signing,
       } as MiniappSettings;

@@ -25,7 +25,7 @@ export const partnerCreation = {
       use_access_token: fields.use_access_token ?? false,
       payment_status_method: fields.payment_status_method ?? 'POST',
       urls: fields.urls ?? {},
-      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls, platform.config.sandboxLoopback)),
+      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls)),
       allowed_ips: fields.allowed_ips ?? [],
       signing: { enabled: false },
       features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },
@@ -59,7 +59,7 @@ export const partnerCreation = {
     const settings: MiniappSettings = {
       name: fields.name!,
       urls: fields.urls ?? {},
-      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls, platform.config.sandboxLoopback)),
+      ...optional('internal_urls', internalUrlsAfter(caller, undefined, fields.urls)),
       allowed_ips: fields.allowed_ips ?? [],
       signing: { enabled: false },
       features: { payments: false, event_bridge: false, event_receiver: false, ...fields.features },

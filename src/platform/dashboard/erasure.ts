@@ -20,8 +20,15 @@ export async function eraseHostappUser(
   await accessible(platform, caller, 'hostapp', request.client_id);
   const key = platform.config.secretsKey ?? DEV_SECRETS_KEY;
   const digest = createHmac('sha256', key).update(`erasure\u0000${request.client_id}\u0000${request.hostapp_user_id}`).digest('hex');
-  // The erasure and its audit entry commit together.
-  const counts = await platform.store.retention.eraseUser(request.client_id, request.hostapp_user_id, digest, (tx, erased) =>
+  // In batches, each its own transaction (ADR 0041); audited once it is complete, with what this
+  // call changed. A call cut short is completed, and audited, by its repeat: erasure is idempotent.
+  const counts = await platform.store.retention.eraseUser(
+    request.client_id,
+    request.hostapp_user_id,
+    digest,
+    platform.config.records.batchSize,
+  );
+  await platform.store.partners.transaction((tx) =>
     platform.store.partners.audit(tx, {
       actor: caller.actor,
       action: 'erase_personal_data',
@@ -29,8 +36,8 @@ export async function eraseHostappUser(
       partner_id: request.client_id,
       changes: [
         { field: 'hostapp_user_id', before: JSON.stringify(`hmac-sha256:${digest}`), after: 'null' },
-        { field: 'erased.payments', before: 'null', after: JSON.stringify(erased.payments) },
-        { field: 'erased.events', before: 'null', after: JSON.stringify(erased.events) },
+        { field: 'erased.payments', before: 'null', after: JSON.stringify(counts.payments) },
+        { field: 'erased.events', before: 'null', after: JSON.stringify(counts.events) },
       ],
     }),
   );

@@ -2,16 +2,17 @@ import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { components } from '../../../generated/types/platform.js';
 import { ApiError } from '../../contract/errors.js';
-import { statementCsvColumns } from '../../contract/records.js';
+import { operation } from '../../contract/operations.js';
+import { statementCsvColumns, statementTotalsLimit } from '../../contract/records.js';
 import type { PlatformContext } from '../context.js';
-import { checkStatementCursor, storableInstant, type StatementOwner } from '../store/index.js';
+import { checkStatementCursor, storableInstant, type StatementOwner, type TotalKey } from '../store/index.js';
 import { accessible } from './access.js';
 import { cursorProblem, type DashboardCaller } from './caller.js';
 import { kindOf, type PartnerType } from './settings.js';
 
 type Schemas = components['schemas'];
 
-/** Lines read per statement while a CSV streams out. */
+/** Lines, then totals, read per statement while a CSV streams out. */
 const CSV_PAGE = 1_000;
 
 /** A calendar date that exists, or 400. */
@@ -48,10 +49,23 @@ export const statementReads = {
       }
     }
     const { owner, closedAt } = await closedStatement(platform, caller, type, id, day);
+    const limit = statementTotalsLimit();
     const [totals, page] = await Promise.all([
-      platform.store.statements.totals(owner, day),
+      platform.store.statements.totals(owner, day, limit + 1),
       platform.store.statements.lines(owner, day, query.limit ?? 200, query.cursor).catch(cursorProblem),
     ]);
+    // Every page carries every total, and the contract bounds them: a day with more (a currency
+    // is any text an E1 sends) is read as CSV, which carries them all (ADR 0041).
+    if (totals.length > limit) {
+      const csv = operation('downloadPartnerStatement')
+        .path.replace('{partner_type}', type)
+        .replace('{partner_id}', encodeURIComponent(id))
+        .replace('{day}', day);
+      throw new ApiError(
+        'CONFLICT',
+        `the statement of ${day} for ${id} has more than ${limit} totals (currency and status), the most a JSON statement carries: download it as CSV (GET ${csv}), which carries every line and every total`,
+      );
+    }
     return { day, closed_at: closedAt.toISOString(), totals, ...page };
   },
 
@@ -71,7 +85,12 @@ export const statementReads = {
           };
         cursor = page.next_cursor ?? undefined;
       } while (cursor);
-      for (const total of await statements.totals(owner, day)) yield { record: 'total', ...total, count: String(total.count) };
+      let after: TotalKey | undefined;
+      do {
+        const totals = await statements.totals(owner, day, CSV_PAGE, after);
+        for (const total of totals) yield { record: 'total', ...total, count: String(total.count) };
+        after = totals.length === CSV_PAGE ? totals[totals.length - 1] : undefined;
+      } while (after);
     }
     // RFC 4180 (CRLF, quotes doubled), a header row; a cell starting with = + - @ tab or CR gets a
     // leading ' so a spreadsheet shows it as text instead of running it (ADR 0041).

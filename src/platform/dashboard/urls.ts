@@ -7,8 +7,9 @@ import type { DashboardCaller } from './caller.js';
  * log, in the clear), and a partner's URL naming a non-public address (ADR 0038: the ranges live
  * in outbound/addressPolicy.ts, shared with the check every partner call makes at connect time).
  * The WHATWG parser has already turned numeric forms (`http://2130706433/`, `0x7f.1`) into dotted
- * quads. Operators may register internal addresses, and partners loopback ones in a sandbox on
- * loopback (`sandboxLoopback`, ADR 0043): that is recorded per URL (`internal_urls`).
+ * quads. Operators may register internal addresses, recorded per URL as their exception
+ * (`internal_urls`); partners loopback ones while the platform is a sandbox on loopback
+ * (`sandboxLoopback`, ADR 0043), which records nothing: the running mode alone lets them be reached.
  */
 export function checkUrls(
   caller: DashboardCaller,
@@ -53,20 +54,20 @@ function refusal(name: string, hostname: string, sandboxLoopback: boolean): stri
 /**
  * The URL names an exception covers after a change of `changed` (ADR 0038): a URL an operator
  * sets on an internal address joins the list, one set elsewhere leaves it, and a URL the partner
- * sets itself leaves it (the partner's own URLs are reached only at public addresses) unless it is
- * a loopback URL in a sandbox on loopback (ADR 0043). Undefined when the list is empty, so partners without an exception keep none.
+ * sets itself leaves it. A partner's loopback URL in a sandbox on loopback is no exception on
+ * record (ADR 0043): it is reached only while the running instance is that sandbox (`reachOf`), so
+ * a database that was a sandbox's never makes a production platform call loopback. Undefined
+ * when the list is empty, so partners without an exception keep none.
  */
 export function internalUrlsAfter<Name extends string>(
   caller: DashboardCaller,
   before: readonly Name[] | undefined,
   changed: Partial<Record<Name, string>> | undefined,
-  sandboxLoopback: boolean,
 ): Name[] | undefined {
   const names = new Set<Name>(before ?? []);
   const internalNow = new Set(internalUrlNames(changed as Record<string, string | undefined>));
   for (const name of Object.keys(changed ?? {}) as Name[]) {
-    const hostname = internalNow.has(name) ? new URL(changed![name]!).hostname : undefined;
-    if (hostname !== undefined && mayRegisterInternal(hostname, { operator: !caller.partner, sandboxLoopback })) names.add(name);
+    if (internalNow.has(name) && !caller.partner) names.add(name);
     else names.delete(name);
   }
   return names.size > 0 ? [...names].sort() : undefined;

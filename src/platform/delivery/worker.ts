@@ -222,7 +222,7 @@ export class DeliveryWorker {
     // The outbox holds the E6 body as orderCompletionBody serialised it: sent as stored, never re-serialised.
     const body = claimed.body as JsonText<OrderCompletion>;
     const answer = miniapp
-      ? await deliverOrderCompletion(this.platform.metrics, miniapp, body, delivery.event_id, claimed.attempt)
+      ? await deliverOrderCompletion(this.platform, miniapp, body, delivery.event_id, claimed.attempt)
       : ({
           ok: false,
           failure: { kind: 'unreachable', detail: `miniapp ${delivery.app_id} is no longer registered` },

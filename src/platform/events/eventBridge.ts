@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/types/platform.js';
 import { jsonText, stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
+import { namedIdLengths } from '../../contract/records.js';
 import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
 import { deliverEventToMiniapp } from '../outbound/miniappCalls.js';
 import type { Hostapp, Miniapp, Partner, Registry } from '../registry/registry.js';
@@ -38,8 +39,7 @@ export async function forwardEvent(
     external_event_id: request.external_event_id ?? null,
     payload: stringifyLossless(request.payload),
     // Whom the event names, kept beside it so an erasure finds it without reading payloads (ADR 0041).
-    names_user: namedText(request.payload, 'hostapp_user_id'),
-    names_payment: namedText(request.payload, 'order_payment_id'),
+    ...namedIn(request.payload),
   };
   const refuse = async (error: ApiError): Promise<never> => {
     platform.metrics.events.inc({ direction, outcome: 'refused' });
@@ -65,8 +65,8 @@ export async function forwardEvent(
   const event = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type, payload: request.payload };
   const answer =
     direction === 'hostapp_to_miniapp'
-      ? await deliverEventToMiniapp(platform.metrics, miniapp, jsonText(event), eventId)
-      : await deliverEventToHostapp(platform.metrics, hostapp, jsonText(event), eventId);
+      ? await deliverEventToMiniapp(platform, miniapp, jsonText(event), eventId)
+      : await deliverEventToHostapp(platform, hostapp, jsonText(event), eventId);
   const outcome = answer.ok ? 'delivered' : 'failed';
   platform.metrics.events.inc({ direction, outcome });
   await platform.store.eventLog.record({
@@ -96,9 +96,40 @@ function eventIdFor(direction: EventDirection, senderId: string, externalEventId
   return `evt_${digest.slice(0, 32)}`;
 }
 
-/** A payload's top-level text member `name`, or null. */
-function namedText(payload: unknown, name: string): string | null {
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload) || !Object.hasOwn(payload, name)) return null;
-  const value = (payload as Record<string, unknown>)[name];
-  return typeof value === 'string' && value.length > 0 ? value : null;
+/**
+ * Whom an event names (ADR 0041): the text of every `hostapp_user_id` and `order_payment_id`
+ * member anywhere in its payload, in objects and arrays at any depth, each as long as such an id
+ * may be (longer text is neither), each once. A payload is any object sender and receiver agree
+ * on, so a user is as often named inside a `user` or an `items` member as at the top; the walk is
+ * bounded by the inbound limits on the payload's size and depth.
+ */
+export function namedIn(payload: unknown): { names_users: string[] | null; names_payments: string[] | null } {
+  const limits = namedIdLengths();
+  const users = new Set<string>();
+  const payments = new Set<string>();
+  const pending: unknown[] = [payload];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (Array.isArray(value)) {
+      pending.push(...value);
+      continue;
+    }
+    // Plain objects only: a lossless number is a value, not a member holder.
+    if (value === null || typeof value !== 'object') continue;
+    const prototype = Object.getPrototypeOf(value);
+    if (prototype !== Object.prototype && prototype !== null) continue;
+    for (const [name, member] of Object.entries(value)) {
+      if (typeof member === 'string') {
+        if (name === 'hostapp_user_id' && fits(member, limits.hostapp_user_id)) users.add(member);
+        if (name === 'order_payment_id' && fits(member, limits.order_payment_id)) payments.add(member);
+      } else pending.push(member);
+    }
+  }
+  return { names_users: users.size > 0 ? [...users] : null, names_payments: payments.size > 0 ? [...payments] : null };
+}
+
+/** Whether text is 1 to `most` characters long, counted as the contract counts them (code points). */
+function fits(text: string, most: number): boolean {
+  if (text.length === 0) return false;
+  return text.length <= most || (text.length <= 2 * most && [...text].length <= most);
 }

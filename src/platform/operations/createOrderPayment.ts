@@ -44,7 +44,7 @@ export const createOrderPayment: OperationHandler<'createOrderPayment'> = {
         );
     }
 
-    const answer = await createOrderPaymentAtHostapp(platform.metrics, hostapp, e3Text.body, {
+    const answer = await createOrderPaymentAtHostapp(platform, hostapp, e3Text.body, {
       hostappUserId: order.hostapp_user_id,
       userAccessToken: headers['x-user-access-token'],
     });

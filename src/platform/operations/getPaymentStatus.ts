@@ -28,7 +28,7 @@ export const getPaymentStatus: OperationHandler<'getPaymentStatus'> = {
       hostapp,
       ref,
       { hostappUserId: record.hostapp_user_id ?? undefined, userAccessToken: headers['x-user-access-token'] },
-      platform.metrics,
+      platform,
     );
     switch (answer.kind) {
       case 'failed':

@@ -106,12 +106,13 @@ loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
 
 /**
- * Who may register a URL naming an internal address, which the platform then reaches as written
- * (the URL's name joins the partner's `internal_urls`): an operator, always, as an explicit
- * exception per URL (ADR 0038); a partner only on loopback, and only when the platform is a
- * sandbox listening on loopback alone (`sandboxLoopback`), where loopback is the machine of the
- * partner who runs it (ADR 0043). Everywhere else a partner's URLs are reached at public
- * addresses only.
+ * Who may register a URL naming an internal address: an operator, always, as an explicit exception
+ * per URL (ADR 0038: the URL's name joins the partner's `internal_urls`); a partner only on
+ * loopback, and only while the platform is a sandbox listening on loopback alone
+ * (`sandboxLoopback`), where loopback is the machine of the partner who runs it (ADR 0043). The
+ * partner's loopback URL is no exception on record: it is reached only while the running instance
+ * is that sandbox (`reachOf`), so the same database run elsewhere refuses it by policy. Everywhere
+ * else a partner's URLs are reached at public addresses only.
  */
 export function mayRegisterInternal(hostname: string, by: { operator: boolean; sandboxLoopback: boolean }): boolean {
   return by.operator || (by.sandboxLoopback && isLoopbackHost(hostname));
@@ -132,44 +133,69 @@ export class AddressRefused extends Error {
 
 /**
  * An undici connector that resolves the host itself, refuses unless every address it resolves to
- * is public, and connects to the address it checked, never resolving again: a name that answers
+ * is `allowed`, and connects to the address it checked, never resolving again: a name that answers
  * a public address to one lookup and loopback to the next (DNS rebinding) cannot slip between the
  * check and the connection. It runs for every new connection, so a pooled keep-alive socket is
  * always one that was checked. A name that does not resolve is refused with the same words, so
  * the answer tells nothing about what exists inside.
  */
-export function publicOnlyConnector(options: buildConnector.BuildOptions): buildConnector.connector {
+function checkedConnector(options: buildConnector.BuildOptions, allowed: (address: string) => boolean): buildConnector.connector {
   const connect = buildConnector(options);
   return (target, callback) => {
     const host = target.hostname;
     const refuse = () => callback(new AddressRefused(), null);
     if (isIP(host) !== 0) {
-      if (!isPublicAddress(host)) return refuse();
+      if (!allowed(host)) return refuse();
       return connect(target, callback);
     }
     // `dns.lookup` as a property read at call time: getaddrinfo, as Node's own connect would use.
     dns.lookup(host, { all: true, verbatim: true }, (error, addresses) => {
-      if (error || addresses.length === 0 || !addresses.every((entry) => isPublicAddress(entry.address))) return refuse();
+      if (error || addresses.length === 0 || !addresses.every((entry) => allowed(entry.address))) return refuse();
       // The host (name:port) stays as given, so TLS still sends and verifies the name.
       connect({ ...target, hostname: addresses[0]!.address }, callback);
     });
   };
 }
 
+/** Every partner URL but the exceptions below: connections only to public addresses (ADR 0038). */
+export function publicOnlyConnector(options: buildConnector.BuildOptions): buildConnector.connector {
+  return checkedConnector(options, isPublicAddress);
+}
+
+/**
+ * A partner's own loopback URL while the platform is the sandbox on loopback (ADR 0043):
+ * connections only to loopback addresses, checked like any other partner's.
+ */
+export function loopbackOnlyConnector(options: buildConnector.BuildOptions): buildConnector.connector {
+  return checkedConnector(options, isLoopbackHost);
+}
+
 /**
  * How the platform may reach a partner's registered URL `name` (`create_order_payment`,
- * `complete_order`, …): as written when an operator registered it on an internal address (its
- * name is in `approved`, and the URL still names one), otherwise only at public addresses.
+ * `complete_order`, …), decided for every call by what is on record and by the running instance:
+ * - `operator-approved`: an operator registered it on an internal address (its name is in
+ *   `approved`, and the URL still names one); called as written (ADR 0038);
+ * - `sandbox-loopback`: the URL names loopback and this instance is the sandbox listening on
+ *   loopback alone (`running.sandboxLoopback`, ADR 0043); connected only to loopback addresses.
+ *   Nothing on record says so: the same database run as anything else reaches it as `public`,
+ *   which refuses it by policy;
+ * - `public`: every other URL, connected only at public addresses.
  */
-export function reachOf(approved: ReadonlySet<string>, name: string, url: string): 'public' | 'operator-approved' {
-  if (!approved.has(name)) return 'public';
+export function reachOf(
+  approved: ReadonlySet<string>,
+  name: string,
+  url: string,
+  running: { sandboxLoopback: boolean },
+): 'public' | 'operator-approved' | 'sandbox-loopback' {
   let hostname: string;
   try {
     hostname = new URL(url).hostname;
   } catch {
     return 'public';
   }
-  return isInternalHost(hostname) ? 'operator-approved' : 'public';
+  if (approved.has(name) && isInternalHost(hostname)) return 'operator-approved';
+  if (running.sandboxLoopback && isLoopbackHost(hostname)) return 'sandbox-loopback';
+  return 'public';
 }
 
 /** The names of `urls` that name an internal address: what an operator's registration approves (ADR 0038). */

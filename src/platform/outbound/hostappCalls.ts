@@ -3,7 +3,7 @@ import { jsonText, type JsonText } from '../../contract/json.js';
 import { prefixedAuthorization } from '../../wire/authorization.js';
 import type { Hostapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
-import { callPartner, type PartnerAnswer, type PartnerCallMeter, type PartnerOutcome } from './partnerCall.js';
+import { callPartner, type PartnerAnswer, type PartnerCaller, type PartnerOutcome } from './partnerCall.js';
 import { encodeUserIdHeader } from '../../wire/userIdHeader.js';
 
 type Schemas = components['schemas'];
@@ -30,7 +30,7 @@ function userHeader(user: PaymentUser) {
 
 /** E3: the body is the E3 request serialised once, the same text the idempotency hash was made from. */
 export function createOrderPaymentAtHostapp(
-  meter: PartnerCallMeter,
+  caller: PartnerCaller,
   hostapp: Hostapp,
   body: JsonText<Schemas['HostappCreateOrderPaymentRequest']>,
   user: PaymentUser,
@@ -41,19 +41,19 @@ export function createOrderPaymentAtHostapp(
     'createHostappOrderPayment',
     {
       url,
-      reach: reachOf(hostapp.internalUrls, 'create_order_payment', url),
+      reach: reachOf(hostapp.internalUrls, 'create_order_payment', url, caller.config),
       authorization: hostappAuthorization(hostapp, user.userAccessToken),
       signingSecrets: hostapp.signingSecrets,
       headers: userHeader(user),
       body,
     },
-    meter,
+    caller.metrics,
   );
 }
 
 /** E4, by POST or GET as the host app registered. */
 export function getPaymentStatusAtHostapp(
-  meter: PartnerCallMeter,
+  caller: PartnerCaller,
   hostapp: Hostapp,
   query: Schemas['HostappPaymentStatusRequest'],
   user: PaymentUser,
@@ -62,18 +62,19 @@ export function getPaymentStatusAtHostapp(
   if (!url) return Promise.resolve(notRegistered('get-payment-status (E4)'));
   const common = {
     url,
-    reach: reachOf(hostapp.internalUrls, 'get_payment_status', url),
+    reach: reachOf(hostapp.internalUrls, 'get_payment_status', url, caller.config),
     authorization: hostappAuthorization(hostapp, user.userAccessToken),
     signingSecrets: hostapp.signingSecrets,
     headers: userHeader(user),
   };
-  if (hostapp.registration.payment_status_method === 'GET') return callPartner('queryHostappPaymentStatus', { ...common, query }, meter);
-  return callPartner('getHostappPaymentStatus', { ...common, body: jsonText(query) }, meter);
+  if (hostapp.registration.payment_status_method === 'GET')
+    return callPartner('queryHostappPaymentStatus', { ...common, query }, caller.metrics);
+  return callPartner('getHostappPaymentStatus', { ...common, body: jsonText(query) }, caller.metrics);
 }
 
 /** E7 at a host app: an event from a miniapp. Its answer is forwarded as sent (ADR 0016). */
 export function deliverEventToHostapp(
-  meter: PartnerCallMeter,
+  caller: PartnerCaller,
   hostapp: Hostapp,
   event: JsonText<Schemas['Event']>,
   eventId: string,
@@ -84,7 +85,7 @@ export function deliverEventToHostapp(
     'receiveHostappEvent',
     {
       url,
-      reach: reachOf(hostapp.internalUrls, 'events', url),
+      reach: reachOf(hostapp.internalUrls, 'events', url, caller.config),
       authorization: hostappAuthorization(hostapp),
       signingSecrets: hostapp.signingSecrets,
       headers: { 'X-Minibridge-Event-Id': eventId },
@@ -92,6 +93,6 @@ export function deliverEventToHostapp(
       body: event,
       reading: 'forwarded',
     },
-    meter,
+    caller.metrics,
   );
 }

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
-import { AddressRefused, publicOnlyConnector } from './addressPolicy.js';
+import { AddressRefused, loopbackOnlyConnector, publicOnlyConnector } from './addressPolicy.js';
 
 // Keep-alive connections to partner servers: every E1 makes an E3 call, and opening a connection
 // per call costs more than the call itself. undici's dispatcher, not node:http's ClientRequest:
@@ -11,6 +11,9 @@ const connectOptions = { timeout: 120_000 };
 const publicOnly = new Agent({ connections: 256, connect: publicOnlyConnector(connectOptions) });
 /** A URL an operator registered on an internal address, the one explicit exception (ADR 0038). */
 const operatorApproved = new Agent({ connections: 256, connect: connectOptions });
+/** A partner's own loopback URL while this instance is the sandbox on loopback (ADR 0043): loopback only. */
+const sandboxLoopback = new Agent({ connections: 256, connect: loopbackOnlyConnector(connectOptions) });
+const agents = { public: publicOnly, 'operator-approved': operatorApproved, 'sandbox-loopback': sandboxLoopback } as const;
 
 export interface HttpCallInit {
   method: string;
@@ -26,8 +29,10 @@ export interface HttpCallInit {
    * `public`: connect only to addresses the host resolves to that are public, checked for every
    * connection (a refusal is an AddressRefused). `operator-approved`: an operator registered
    * this URL on an internal address, which the platform then calls as written.
+   * `sandbox-loopback`: a partner's loopback URL while this instance is the sandbox on loopback;
+   * connect only to loopback addresses (ADR 0043).
    */
-  reach: 'public' | 'operator-approved';
+  reach: keyof typeof agents;
 }
 
 /** A complete answer: its status and every byte of its body. */
@@ -92,7 +97,7 @@ export function httpCall(url: URL, init: HttpCallInit): Promise<HttpAnswer> {
       bodyTimeout: init.timeoutMs + 1000,
     };
     try {
-      (init.reach === 'operator-approved' ? operatorApproved : publicOnly).dispatch(options, {
+      agents[init.reach].dispatch(options, {
         onRequestStart(started) {
           controller = started;
           if (cutBeforeStart) started.abort(cutBeforeStart);

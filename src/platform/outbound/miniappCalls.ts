@@ -3,7 +3,7 @@ import type { JsonText } from '../../contract/json.js';
 import { basicAuthorization } from '../../wire/authorization.js';
 import type { Miniapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
-import { callPartner, type PartnerAnswer, type PartnerCallMeter, type PartnerOutcome } from './partnerCall.js';
+import { callPartner, type PartnerAnswer, type PartnerCaller, type PartnerOutcome } from './partnerCall.js';
 
 type Schemas = components['schemas'];
 
@@ -13,7 +13,7 @@ function notRegistered(what: string): PartnerOutcome<never> {
 
 /** E6: one delivery attempt of an order completion callback, its body the text the outbox holds. */
 export function deliverOrderCompletion(
-  meter: PartnerCallMeter,
+  caller: PartnerCaller,
   miniapp: Miniapp,
   body: JsonText<Schemas['OrderCompletion']>,
   eventId: string,
@@ -25,20 +25,20 @@ export function deliverOrderCompletion(
     'receiveOrderCompletion',
     {
       url,
-      reach: reachOf(miniapp.internalUrls, 'complete_order', url),
+      reach: reachOf(miniapp.internalUrls, 'complete_order', url, caller.config),
       authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
       signingSecrets: miniapp.signingSecrets,
       headers: { 'X-Minibridge-Event-Id': eventId, 'X-Minibridge-Delivery-Attempt': String(attempt) },
       messageId: eventId,
       body,
     },
-    meter,
+    caller.metrics,
   );
 }
 
 /** E7 at a miniapp: an event from a host app. Its answer is forwarded as sent (ADR 0016). */
 export function deliverEventToMiniapp(
-  meter: PartnerCallMeter,
+  caller: PartnerCaller,
   miniapp: Miniapp,
   event: JsonText<Schemas['Event']>,
   eventId: string,
@@ -49,7 +49,7 @@ export function deliverEventToMiniapp(
     'receiveMiniappEvent',
     {
       url,
-      reach: reachOf(miniapp.internalUrls, 'events', url),
+      reach: reachOf(miniapp.internalUrls, 'events', url, caller.config),
       authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
       signingSecrets: miniapp.signingSecrets,
       headers: { 'X-Minibridge-Event-Id': eventId },
@@ -57,6 +57,6 @@ export function deliverEventToMiniapp(
       body: event,
       reading: 'forwarded',
     },
-    meter,
+    caller.metrics,
   );
 }

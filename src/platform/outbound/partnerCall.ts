@@ -5,7 +5,7 @@ import { conforms, explain, operation } from '../../contract/operations.js';
 import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText, type JsonText } from '../../contract/json.js';
 import { signRequest } from '../../wire/signing.js';
 import { AddressRefused } from './addressPolicy.js';
-import { AnswerTooLargeError, httpCall } from './httpCall.js';
+import { AnswerTooLargeError, httpCall, type HttpCallInit } from './httpCall.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /** Every operation the partner APIs define, as openapi-typescript generated them. */
@@ -76,12 +76,22 @@ export type AnswerReading = 'interpreted' | 'forwarded';
 /** Where partner calls are counted: minibridge_partner_calls_total and their durations. */
 export type PartnerCallMeter = Pick<Metrics, 'partnerCalls' | 'partnerCallSeconds'>;
 
+/**
+ * What a partner call needs of the running instance: where it is counted, and whether the
+ * instance is the sandbox listening on loopback alone, the one place a partner's own loopback URL
+ * is reached (ADR 0043). The platform's context is one.
+ */
+export interface PartnerCaller {
+  metrics: PartnerCallMeter;
+  config: { sandboxLoopback: boolean };
+}
+
 /** One call of a partner operation: where the partner registered it, how to authenticate, what to send. */
 export type PartnerRequest<Id extends PartnerOperationId> = {
   /** The URL the partner registered for the operation (ADR 0012), its own query string kept. */
   url: string;
-  /** `operator-approved` only for a URL an operator registered on an internal address (ADR 0038). */
-  reach: 'public' | 'operator-approved';
+  /** How the URL may be reached: `reachOf` in addressPolicy.ts (ADR 0038, ADR 0043). */
+  reach: HttpCallInit['reach'];
   authorization: string;
   /** The partner's signing secrets; with none, the request goes unsigned. */
   signingSecrets: readonly string[];

@@ -182,7 +182,7 @@ export class Reconciler {
     }
     const askedAt = this.clock();
     const { answer, durationMs } = hostapp
-      ? await askHostappStatus(hostapp, ref, { hostappUserId: claim.hostapp_user_id ?? undefined }, metrics)
+      ? await askHostappStatus(hostapp, ref, { hostappUserId: claim.hostapp_user_id ?? undefined }, this.platform)
       : {
           answer: {
             kind: 'failed' as const,

@@ -1,8 +1,7 @@
 import type { components } from '../../../generated/types/platform.js';
 import { stringifyLossless } from '../../contract/json.js';
 import { getPaymentStatusAtHostapp, type PaymentUser } from '../outbound/hostappCalls.js';
-import type { PartnerFailure } from '../outbound/partnerCall.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { PartnerCaller, PartnerFailure } from '../outbound/partnerCall.js';
 import type { Hostapp } from '../registry/registry.js';
 import type { OrderPaymentRef } from '../store/index.js';
 
@@ -30,9 +29,9 @@ export async function askHostappStatus(
   hostapp: Hostapp,
   ref: OrderPaymentRef,
   user: PaymentUser,
-  metrics: Metrics,
+  caller: PartnerCaller,
 ): Promise<{ answer: StatusAnswer; durationMs: number }> {
-  const outcome = await getPaymentStatusAtHostapp(metrics, hostapp, ref, user);
+  const outcome = await getPaymentStatusAtHostapp(caller, hostapp, ref, user);
   const durationMs = outcome.durationMs;
   if (!outcome.ok) return { answer: { kind: 'failed', failure: outcome.failure }, durationMs };
   const status = outcome.body;

@@ -21,10 +21,10 @@ export interface EventLogEntry {
   /** The receiver's answer as JSON text. */
   receiver_response: string | null;
   duration_ms: number | null;
-  /** The host app user the event names (its payload's top-level `hostapp_user_id`), for erasure (ADR 0041). */
-  names_user?: string | null;
-  /** The payment the event names (its payload's top-level `order_payment_id`), for erasure (ADR 0041). */
-  names_payment?: string | null;
+  /** The host app users the event names (`hostapp_user_id` members of its payload, at any depth), for erasure (ADR 0041). */
+  names_users?: readonly string[] | null;
+  /** The payments the event names (`order_payment_id` members of its payload, at any depth), for erasure (ADR 0041). */
+  names_payments?: readonly string[] | null;
 }
 
 export interface LoggedEvent extends EventLogEntry {
@@ -61,10 +61,10 @@ const fields = [
  */
 const recordStatement = {
   name: 'store.eventLog.record',
-  text: `INSERT INTO event_log (${fields.join(', ')}, names_user, names_payment, at)
-    SELECT ${fields.join(', ')}, names_user, names_payment, at FROM json_to_recordset($1::json) AS e (event_id text, direction text, app_id text,
+  text: `INSERT INTO event_log (${fields.join(', ')}, names_users, names_payments, at)
+    SELECT ${fields.join(', ')}, names_users, names_payments, at FROM json_to_recordset($1::json) AS e (event_id text, direction text, app_id text,
       client_id text, event_type text, external_event_id text, payload text, outcome text, error_code text,
-      receiver_http_status int, receiver_response text, duration_ms int, names_user text, names_payment text, at timestamptz)`,
+      receiver_http_status int, receiver_response text, duration_ms int, names_users text[], names_payments text[], at timestamptz)`,
 };
 
 export function createEventLog(db: Db, clock: Clock): EventLog {

@@ -40,7 +40,7 @@ export { storableInstant } from './time.js';
 export type { AskRecord, ReconcileClaim, ReconcileClaimOptions } from './reconciliation.js';
 export type { PaymentQuery } from './paymentRecords.js';
 export type { ErasureCounts, PurgeKind, Retention } from './retention.js';
-export type { LinesPage, StatementOwner, StatementRule, Statements } from './statements.js';
+export type { LinesPage, StatementOwner, StatementRule, Statements, TotalKey } from './statements.js';
 export { decodeCursor as checkStatementCursor, utcDay } from './statements.js';
 export type { BucketTake, RateLimitBuckets } from './rateLimitBuckets.js';
 

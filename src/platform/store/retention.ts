@@ -1,4 +1,4 @@
-import type { Db, Queryable } from './db.js';
+import type { Db } from './db.js';
 import { idempotencyKeys } from './idempotency.js';
 import { REPLAY_PURGE_GRACE_MS } from './replayGuard.js';
 import type { Clock } from './time.js';
@@ -30,14 +30,12 @@ export interface Retention {
    * payments (marked with `userDigest`, so a repeat finds events and deliveries made since), the
    * custom attributes in the stored E6 bodies of those payments (delivered or pending: a pending
    * E6 is still sent, without them), and the payload and receiver answer of every logged event
-   * naming the user or one of those payments.
+   * naming the user or one of those payments. In batches of at most `batchSize` rows, each
+   * statement its own short transaction, so a user with any number of payments never holds locks
+   * or runs into the statement time-out; what a batch erased no longer matches, so a repeat, or a
+   * run cut short and run again, erases only what remains. Counts what this call changed.
    */
-  eraseUser(
-    clientId: string,
-    hostappUserId: string,
-    userDigest: string,
-    within?: (tx: Queryable, counts: ErasureCounts) => Promise<void>,
-  ): Promise<ErasureCounts>;
+  eraseUser(clientId: string, hostappUserId: string, userDigest: string, batchSize: number): Promise<ErasureCounts>;
 }
 
 /** An order's JSON text reduced to its financial members (jsonb keeps every digit of a number). */
@@ -62,7 +60,7 @@ const purgeStatements: Record<Exclude<PurgeKind, 'financial_record'>, string> = 
       SELECT ctid AS row_id, at AS key FROM event_log
       WHERE payload_dropped_at IS NULL AND at < $1 AND at >= COALESCE($3::timestamptz, '-infinity') ORDER BY at LIMIT $2
       FOR UPDATE SKIP LOCKED),
-    gone AS (UPDATE event_log e SET payload = NULL, receiver_response = NULL, names_user = NULL, payload_dropped_at = $4
+    gone AS (UPDATE event_log e SET payload = NULL, receiver_response = NULL, names_users = NULL, payload_dropped_at = $4
       FROM batch WHERE e.ctid = batch.row_id RETURNING batch.key)
     SELECT count(*)::int AS purged, max(key) AS last FROM gone`,
   deliveries: `WITH batch AS (
@@ -172,38 +170,75 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
       return row!.purged;
     },
 
-    eraseUser(clientId, hostappUserId, userDigest, within) {
-      return db.transaction(async (tx) => {
-        const now = clock();
-        const payments = await tx.query<{ order_payment_id: string }>(
-          `UPDATE order_payments p SET hostapp_user_id = NULL, order_json = ${redactedOrder('p.order_json', '$3')}, custom_attributes = NULL,
-             erased_user_digest = $4, personal_redacted_at = COALESCE(personal_redacted_at, $5)
-           WHERE client_id = $1 AND hostapp_user_id = $2 RETURNING order_payment_id`,
-          [clientId, hostappUserId, [...financialMembers], userDigest, now],
-        );
-        // The E6 bodies of their payments, delivered or still to be sent: of the payment's personal
-        // data an E6 body (OrderCompletion) carries its custom_attributes, which go; the ids, the
-        // status and the reason stay, so a pending E6 still tells the miniapp the outcome. Every
-        // payment erased for this user, so a repeat also finds deliveries made since.
-        await tx.query(
-          `UPDATE deliveries d SET body = (d.body::jsonb - 'custom_attributes')::text
-           FROM order_payments p
-           WHERE p.client_id = $1 AND p.erased_user_digest = $2
-             AND d.client_id = p.client_id AND d.order_payment_id = p.order_payment_id AND d.body::jsonb ? 'custom_attributes'`,
-          [clientId, userDigest],
-        );
-        const events = await tx.query<{ id: string }>(
-          `UPDATE event_log SET payload = NULL, receiver_response = NULL, names_user = NULL, payload_dropped_at = COALESCE(payload_dropped_at, $4)
-           WHERE client_id = $1 AND (payload IS NOT NULL OR receiver_response IS NOT NULL OR names_user IS NOT NULL)
-             AND (names_user = $2 OR names_payment IN (
-               SELECT order_payment_id FROM order_payments WHERE client_id = $1 AND erased_user_digest = $3))
-           RETURNING id`,
-          [clientId, hostappUserId, userDigest, now],
-        );
-        const counts = { payments: payments.length, events: events.length };
-        await within?.(tx, counts);
-        return counts;
-      });
+    async eraseUser(clientId, hostappUserId, userDigest, batchSize) {
+      const counts: ErasureCounts = { payments: 0, events: 0 };
+      const now = clock();
+      /** Runs one batch statement (its last parameter the batch size) until it changes fewer rows than a batch: what it changed no longer matches. */
+      const drain = async (sql: string, params: unknown[]) => {
+        let total = 0;
+        for (;;) {
+          const changed = (await db.query(sql, [...params, batchSize])).length;
+          total += changed;
+          if (changed < batchSize) return total;
+        }
+      };
+      counts.payments = await drain(erasureStatements.payments, [clientId, hostappUserId, [...financialMembers], userDigest, now]);
+      counts.events += await drain(erasureStatements.eventsNamingUser, [clientId, hostappUserId, now]);
+      // Every payment erased for this user, this time or before, in key order: their E6 bodies and
+      // the events naming them, a window of payments at a time.
+      for (let after = ''; ;) {
+        const window = await db.query<{ order_payment_id: string }>(erasureStatements.erasedPayments, [
+          clientId,
+          userDigest,
+          after,
+          batchSize,
+        ]);
+        if (window.length === 0) break;
+        const ids = window.map((row) => row.order_payment_id);
+        await drain(erasureStatements.deliveries, [clientId, ids]);
+        counts.events += await drain(erasureStatements.eventsNamingPayments, [clientId, ids, now]);
+        if (window.length < batchSize) break;
+        after = ids[ids.length - 1]!;
+      }
+      return counts;
     },
   };
 }
+
+/**
+ * The erasure's batches (ADR 0041), each one statement, so its own transaction: it locks at most
+ * a batch of rows for as long as it runs. The last parameter of each is the batch size.
+ */
+const erasureStatements = {
+  // $1 client, $2 user, $3 the financial members, $4 the user's digest, $5 now.
+  payments: `WITH batch AS (
+      SELECT order_payment_id FROM order_payments WHERE client_id = $1 AND hostapp_user_id = $2 LIMIT $6 FOR UPDATE)
+    UPDATE order_payments p SET hostapp_user_id = NULL, order_json = ${redactedOrder('p.order_json', '$3')}, custom_attributes = NULL,
+      erased_user_digest = $4, personal_redacted_at = COALESCE(personal_redacted_at, $5)
+    FROM batch WHERE p.client_id = $1 AND p.order_payment_id = batch.order_payment_id AND p.hostapp_user_id = $2
+    RETURNING p.order_payment_id`,
+  // $1 client, $2 user, $3 now.
+  eventsNamingUser: `WITH batch AS (
+      SELECT id FROM event_log WHERE client_id = $1 AND names_users IS NOT NULL AND names_users @> ARRAY[$2::text] LIMIT $4 FOR UPDATE)
+    UPDATE event_log e SET payload = NULL, receiver_response = NULL, names_users = NULL, payload_dropped_at = COALESCE(payload_dropped_at, $3)
+    FROM batch WHERE e.id = batch.id RETURNING e.id`,
+  // $1 client, $2 digest, $3 after this payment id, $4 how many.
+  erasedPayments: `SELECT order_payment_id FROM order_payments
+    WHERE client_id = $1 AND erased_user_digest = $2 AND order_payment_id > $3 ORDER BY order_payment_id LIMIT $4`,
+  // $1 client, $2 payment ids. Of a payment's personal data an E6 body (OrderCompletion) carries its
+  // custom_attributes, which go; the ids, the status and the reason stay, so a pending E6 still
+  // tells the miniapp the outcome.
+  deliveries: `WITH batch AS (
+      SELECT delivery_id FROM deliveries
+      WHERE client_id = $1 AND order_payment_id = ANY($2::text[]) AND body::jsonb ? 'custom_attributes' LIMIT $3 FOR UPDATE)
+    UPDATE deliveries d SET body = (d.body::jsonb - 'custom_attributes')::text
+    FROM batch WHERE d.delivery_id = batch.delivery_id RETURNING d.delivery_id`,
+  // $1 client, $2 payment ids, $3 now.
+  eventsNamingPayments: `WITH batch AS (
+      SELECT id FROM event_log
+      WHERE client_id = $1 AND names_payments IS NOT NULL AND names_payments && $2::text[]
+        AND (payload IS NOT NULL OR receiver_response IS NOT NULL OR names_users IS NOT NULL)
+      LIMIT $4 FOR UPDATE)
+    UPDATE event_log e SET payload = NULL, receiver_response = NULL, names_users = NULL, payload_dropped_at = COALESCE(payload_dropped_at, $3)
+    FROM batch WHERE e.id = batch.id RETURNING e.id`,
+};

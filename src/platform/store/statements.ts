@@ -24,6 +24,9 @@ export interface StatementRule {
   lookBackDays: number;
 }
 
+/** Where a page of totals ends: its last total's currency and status. */
+export type TotalKey = Pick<StatementTotal, 'currency' | 'payment_status'>;
+
 export interface LinesPage {
   lines: StatementLine[];
   next_cursor: string | null;
@@ -35,16 +38,23 @@ export interface LinesPage {
  * written then and never change. Reads only ever see closed days.
  */
 export interface Statements {
-  /** Closes the next day if it is due; true when this call closed one. */
+  /**
+   * Closes the next day if it is due; true when this call closed one. The first close (nothing
+   * closed yet) closes every due day before the first settlement on record at once, empty.
+   */
   closeNextDay(): Promise<boolean>;
   /**
-   * When the day closed, or null while it is open. A day that closed by the clock before the
-   * records began (no payment settled up to its end, so none is listed or ever will be: a late
-   * settlement lands on the next day that closes) closed empty, at the rule's time.
+   * When the day closed, or null until it is closed: by the progress row, never by the clock alone
+   * (ADR 0041). A day the first close found before the first settlement (none listed, nor ever
+   * will be: a late settlement lands on the next day that closes) closed empty, at the rule's time.
    */
   closedAt(day: string): Promise<Date | null>;
-  /** The whole day's totals for one owner, per currency and status, exact (NUMERIC sums written as text). */
-  totals(owner: StatementOwner, day: string): Promise<StatementTotal[]>;
+  /**
+   * The whole day's totals for one owner, per currency and status, exact (NUMERIC sums written as
+   * text), ordered by currency then status: at most `limit`, after `after` (the last of the
+   * previous page). A day may hold any number: a currency is any text an E1 sends.
+   */
+  totals(owner: StatementOwner, day: string, limit: number, after?: TotalKey): Promise<StatementTotal[]>;
   /** Lines ordered by client_id then order_payment_id, after `cursor`. */
   lines(owner: StatementOwner, day: string, limit: number, cursor?: string): Promise<LinesPage>;
 }
@@ -130,19 +140,24 @@ export function createStatements(db: Db, clock: Clock, rule: StatementRule): Sta
             );
             if (!made) return false;
           }
-          const closedThrough = progress?.closed_through ?? null;
           const now = clock();
           const lastCloseable = utcDay(new Date(now.getTime() - rule.closesAfterMs - DAY_MS));
-          let day: string;
-          if (closedThrough !== null) day = utcDay(new Date(dayStart(closedThrough).getTime() + DAY_MS));
-          else {
-            // The first close is of the day of the first settlement on record: days before it have no statement.
-            const [first] = await tx.query<{ at: Date | null }>(
-              `SELECT min(at) AS at FROM payment_status_history WHERE to_status <> 'in_process'`,
+          let closedThrough = progress?.closed_through ?? null;
+          if (closedThrough === null) {
+            // The first close: every day before the first settlement on record, up to the last one
+            // due, closes empty at once (nothing was settled up to its end). From then on it is a
+            // closed day like any other: a settlement stamped in it later (a clock behind) is an
+            // adjustment on the next day to close, and it is never written again.
+            const [first] = await tx.query<{ day: string | null }>(
+              `SELECT to_char(min(at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM payment_status_history WHERE to_status <> 'in_process'`,
             );
-            if (!first?.at) return false;
-            day = utcDay(first.at);
+            const beforeFirst = first?.day ? utcDay(new Date(dayStart(first.day).getTime() - DAY_MS)) : lastCloseable;
+            const emptyThrough = beforeFirst < lastCloseable ? beforeFirst : lastCloseable;
+            await tx.query('UPDATE statement_progress SET closed_through = $1::date', [emptyThrough]);
+            closedThrough = emptyThrough;
+            if (emptyThrough === lastCloseable) return true;
           }
+          const day = utcDay(new Date(dayStart(closedThrough).getTime() + DAY_MS));
           if (day > lastCloseable) return false;
           const start = dayStart(day);
           await tx.query('INSERT INTO statement_days (day, closed_at) VALUES ($1::date, $2)', [day, now]);
@@ -175,22 +190,23 @@ export function createStatements(db: Db, clock: Clock, rule: StatementRule): Sta
     async closedAt(day) {
       const [row] = await db.query<{ closed_at: Date }>('SELECT closed_at FROM statement_days WHERE day = $1::date', [day]);
       if (row) return row.closed_at;
-      const end = new Date(dayStart(day).getTime() + DAY_MS);
-      const closesAt = new Date(end.getTime() + rule.closesAfterMs);
-      if (closesAt > clock()) return null;
-      const [settled] = await db.query<{ one: number }>(
-        `SELECT 1 AS one FROM payment_status_history WHERE to_status <> 'in_process' AND at < $1 LIMIT 1`,
-        [end],
-      );
-      return settled ? null : closesAt;
+      // Closed only once the progress row says so, never by the clock alone: a day answered as
+      // closed and empty must stay so when a settlement stamped in it by a clock behind arrives
+      // later (it is then an adjustment on the next day to close). A day up to closed_through
+      // without a row of its own was before the first settlement, closed empty by the first close;
+      // it says it closed when the rule closed it.
+      const [progress] = await db.query<{ closed: boolean }>('SELECT closed_through >= $1::date AS closed FROM statement_progress', [day]);
+      return progress?.closed ? new Date(dayStart(day).getTime() + DAY_MS + rule.closesAfterMs) : null;
     },
 
-    async totals(owner, day) {
+    async totals(owner, day, limit, after) {
       const rows = await db.query<{ currency: string; payment_status: StatementTotal['payment_status']; count: string; amount: string }>(
         `SELECT currency, payment_status, count(*)::text AS count, sum(amount_text::numeric)::text AS amount
          FROM statement_lines WHERE day = $1::date AND ${ownerColumn(owner)} = $2
-         GROUP BY currency, payment_status ORDER BY currency, payment_status`,
-        [day, owner.id],
+           AND ($3::text IS NULL OR (currency, payment_status) > ($3, $4::text))
+         GROUP BY currency, payment_status
+         ORDER BY currency, payment_status LIMIT $5`,
+        [day, owner.id, after?.currency ?? null, after?.payment_status ?? null, limit],
       );
       return rows.map((row) => ({
         currency: row.currency,

@@ -1,13 +1,19 @@
 /**
  * The sandbox takes the partner's own server (ADR 0043): on a platform that is the sandbox
- * listening on loopback alone, a signed-in partner may register a loopback URL, which the same
- * address policy as an operator's exception then lets the platform reach (ADR 0038); everywhere
- * else the partner is refused with what to do instead, and no other internal address is allowed.
+ * listening on loopback alone, a signed-in partner may register a loopback URL, which the running
+ * sandbox then reaches (connections to loopback only); nothing on record makes it an exception, so
+ * the same database run as anything else refuses it by policy (ADR 0038). Everywhere else the
+ * partner is refused with what to do instead, and no other internal address is allowed.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isLoopbackHost, mayRegisterInternal } from '../../../src/platform/outbound/addressPolicy.js';
+import { isLoopbackHost, mayRegisterInternal, reachOf, REFUSED_BY_POLICY } from '../../../src/platform/outbound/addressPolicy.js';
+import { startPlatform } from '../../../src/platform/server.js';
+import { describeOnBackends, openPlatformDatabase, type PlatformDatabaseConfig } from '../../support/databases.js';
 import { FakePartner } from '../../support/fakePartners.js';
-import { ADMIN_TOKEN, HOSTAPP, PlatformHarness, e1Body } from '../../support/platformHarness.js';
+import { ADMIN_TOKEN, HOSTAPP, MINIAPP, PlatformHarness, e1Body } from '../../support/platformHarness.js';
 
 const hostappPath = `/api/v1/dashboard/hostapps/${HOSTAPP.id}`;
 
@@ -32,6 +38,16 @@ describe('the policy, one definition', () => {
     expect(mayRegisterInternal('127.0.0.1', { operator: false, sandboxLoopback: true })).toBe(true);
     expect(mayRegisterInternal('10.0.0.5', { operator: false, sandboxLoopback: true })).toBe(false);
     expect(mayRegisterInternal('10.0.0.5', { operator: true, sandboxLoopback: false })).toBe(true);
+  });
+
+  test('a loopback URL is reached as loopback only by the running sandbox on loopback; an operator’s exception by what is on record', () => {
+    const url = 'http://localhost:4000/create-order-payment';
+    const none = new Set<string>();
+    expect(reachOf(none, 'create_order_payment', url, { sandboxLoopback: true })).toBe('sandbox-loopback');
+    expect(reachOf(none, 'create_order_payment', url, { sandboxLoopback: false })).toBe('public');
+    expect(reachOf(none, 'create_order_payment', 'http://10.0.0.5/x', { sandboxLoopback: true })).toBe('public');
+    const approved = new Set(['create_order_payment']);
+    expect(reachOf(approved, 'create_order_payment', url, { sandboxLoopback: false })).toBe('operator-approved');
   });
 });
 
@@ -67,7 +83,8 @@ describe('in the sandbox (the platform on loopback alone)', () => {
     expect(answer.status).toBe(200);
     const settings = answer.body as { urls: Record<string, string>; internal_urls?: string[] };
     expect(settings.urls.create_order_payment).toBe(url);
-    expect(settings.internal_urls).toContain('create_order_payment');
+    // Reached because this instance is the sandbox on loopback, not by an exception on record.
+    expect(settings.internal_urls ?? []).not.toContain('create_order_payment');
 
     const e1 = await harness.call('createOrderPayment', e1Body(), { authorization: harness.miniappAuth() });
     expect(e1.status).toBe(200);
@@ -150,4 +167,58 @@ describe('outside the sandbox', () => {
     expect((byOperator.body as { internal_urls?: string[] }).internal_urls).toContain('create_order_payment');
     expect((await setOwnUrl(harness, url.replace('127.0.0.1', 'localhost'))).status).toBe(400);
   });
+});
+
+/** A PGlite directory on disk, or a PostgreSQL database, that outlives the platforms started on it. */
+async function lastingDatabase(backend: 'pglite' | 'postgres'): Promise<{ config: PlatformDatabaseConfig; dispose(): Promise<void> }> {
+  if (backend === 'postgres') return openPlatformDatabase('postgres');
+  const dir = await mkdtemp(join(tmpdir(), 'minibridge-sandbox-then-production-'));
+  const opened = await openPlatformDatabase('pglite');
+  return { config: { ...opened.config, dataDir: join(dir, 'pglite') }, dispose: () => rm(dir, { recursive: true, force: true }) };
+}
+
+describeOnBackends('a database that was a sandbox’s, then run outside the sandbox', (backend) => {
+  test('the partner’s loopback URL registered in the sandbox is refused by policy: nothing reaches its server', async () => {
+    const own = await ownServer();
+    const database = await lastingDatabase(backend.name);
+    try {
+      const sandbox = new PlatformHarness();
+      await sandbox.start({ backend: backend.name, config: { ...database.config, host: '127.0.0.1', sandboxLoopback: true } });
+      try {
+        expect((await setOwnUrl(sandbox, `${own.url}/mine/create-order-payment`)).status).toBe(200);
+        const e1 = await sandbox.call('createOrderPayment', e1Body(), { authorization: sandbox.miniappAuth() });
+        expect(e1.status).toBe(200);
+        expect(own.receivedAt('/mine/create-order-payment')).toHaveLength(1);
+      } finally {
+        await sandbox.stop();
+      }
+
+      // The same database, a platform that is not the sandbox: its partners as the database holds them.
+      const production = await startPlatform({
+        config: { port: 0, host: '127.0.0.1', ...database.config, registryPath: undefined, redisUrl: undefined, logLevel: 'silent' },
+      });
+      try {
+        const response = await fetch(`${production.url}/api/v1/orders/create-order-payment/`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Basic ${Buffer.from(`${MINIAPP.id}:${MINIAPP.secret}`).toString('base64')}`,
+          },
+          body: JSON.stringify(e1Body()),
+        });
+        const answer = (await response.json()) as { error_code: string; error_message: string };
+        expect([answer.error_code, answer.error_message]).toEqual(['HOSTAPP_UNAVAILABLE', expect.stringContaining(REFUSED_BY_POLICY)]);
+        expect(own.receivedAt('/mine/create-order-payment')).toHaveLength(1);
+        // Still registered as the partner set it, and no exception on record.
+        const stored = production.platform.registry.hostapp(HOSTAPP.id)!;
+        expect(stored.registration.urls?.create_order_payment).toBe(`${own.url}/mine/create-order-payment`);
+        expect([...stored.internalUrls]).not.toContain('create_order_payment');
+      } finally {
+        await production.close();
+      }
+    } finally {
+      await database.dispose();
+      await own.stop();
+    }
+  }, 180_000);
 });

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadDocument, resolve } from '../../../src/contract/documents.js';
 import { retentionBounds, retentionKinds, retentionSetting, statementDayRule } from '../../../src/contract/records.js';
 import { configFromEnv } from '../../../src/platform/config.js';
+import { namedIn } from '../../../src/platform/events/eventBridge.js';
+import { parseLossless } from '../../../src/contract/json.js';
 import { startPlatform } from '../../../src/platform/server.js';
 import { createStore } from '../../../src/platform/store/index.js';
 import type { Received } from '../../support/fakePartners.js';
@@ -211,6 +213,55 @@ describeOnBackends('statements, retention and erasure', (backend) => {
     }
   });
 
+  test('a day with as many totals as a JSON statement carries is served whole; one more is 409 CONFLICT naming the CSV, which carries every total', async () => {
+    const limit = resolve<{ properties: { totals: { maxItems: number } } }>(platformDocument, { $ref: '#/components/schemas/Statement' })
+      .properties.totals.maxItems;
+    const { db } = harness.running.platform.store;
+    // Two closed days of the miniapp's, one line per currency and status (a currency is any text an E1
+    // sends): `limit` totals on the first, `limit + 1` on the second. Before the first settlement on
+    // record, so no other test's lines are on them.
+    const [atLimit, pastLimit] = ['2020-01-01', '2020-01-02'];
+    for (const [day, count] of [
+      [atLimit, limit],
+      [pastLimit, limit + 1],
+    ] as const) {
+      await db.query('INSERT INTO statement_days (day, closed_at) VALUES ($1::date, $2)', [day, new Date(`${day}T23:00:00Z`)]);
+      await db.query(
+        `INSERT INTO statement_lines (day, client_id, order_payment_id, app_id, miniapp_order_id, amount_text, currency,
+           payment_status, payment_fail_reason, settled_by, created_at, settled_at, adjustment)
+         SELECT $1::date, $2, 'hop_totals_' || $1 || '_' || n, $3, NULL, n || '.01', 'C' || lpad((n / 3)::text, 4, '0'),
+           (ARRAY['cancelled', 'failed', 'paid'])[n % 3 + 1], NULL, 'E5', $4, $4, FALSE
+         FROM generate_series(0, $5::int - 1) AS n`,
+        [day, HOSTAPP.id, MINIAPP.id, new Date(`${day}T12:00:00Z`), count],
+      );
+    }
+    const whole = await harness.call('getPartnerStatement', undefined, {
+      authorization: harness.miniappAuth(),
+      path: statementPath('miniapps', MINIAPP.id, atLimit),
+    });
+    expect(whole.status).toBe(200);
+    expect(whole.body.totals).toHaveLength(limit);
+
+    const csvPath = `${statementPath('miniapps', MINIAPP.id, pastLimit)}/csv`;
+    for (const authorization of [harness.miniappAuth(), `Bearer ${ADMIN_TOKEN}`]) {
+      const refused = await harness.call('getPartnerStatement', undefined, {
+        authorization,
+        path: `${statementPath('miniapps', MINIAPP.id, pastLimit)}?limit=1`,
+      });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error_code).toBe('CONFLICT');
+      expect(refused.body.error_message).toContain(`GET ${csvPath}`);
+    }
+    const csv = await fetch(`${harness.running.url}${csvPath}`, { headers: { authorization: harness.miniappAuth() } });
+    expect(csv.status).toBe(200);
+    const records = parse(await csv.text(), { columns: true }) as Record<string, string>[];
+    const totals = records.filter((record) => record.record === 'total');
+    expect(totals).toHaveLength(limit + 1);
+    expect(records.filter((record) => record.record === 'payment')).toHaveLength(limit + 1);
+    expect(new Set(totals.map((total) => `${total.currency} ${total.payment_status}`)).size).toBe(limit + 1);
+    expect(totals.every((total) => total.count === '1')).toBe(true);
+  });
+
   test('a read failing midway through a CSV cuts the download, and the platform goes on answering', async () => {
     const day = [...days][0]!;
     const { statements } = harness.running.platform.store;
@@ -283,6 +334,35 @@ describeOnBackends('statements, retention and erasure', (backend) => {
     expect(audit.text).toContain(erased.body.user_digest);
     expect(JSON.stringify(await harness.running.platform.store.db.query('SELECT * FROM event_log'))).not.toContain('u_erase_me');
   });
+
+  test('erasure finds the user named anywhere in an event’s payload, in objects and arrays at any depth, and nobody else’s events', async () => {
+    const send = (operationId: 'sendHostappEvent' | 'sendMiniappEvent', payload: object) =>
+      harness.call(
+        operationId,
+        { app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'order_note', payload },
+        { authorization: operationId === 'sendHostappEvent' ? harness.hostappToken() : harness.miniappAuth() },
+      );
+    const nested = [
+      await send('sendHostappEvent', { order: { buyer: { hostapp_user_id: 'u_nested_erase' } }, note: 'ring twice' }),
+      await send('sendMiniappEvent', { items: [[{ ref: { hostapp_user_id: 'u_nested_erase' } }], { hostapp_user_id: 'u_nested_keep' }] }),
+      await send('sendHostappEvent', { a: { b: { c: { d: { e: [{ f: [{ hostapp_user_id: 'u_nested_erase' }] }] } } } } }),
+    ];
+    const kept = await send('sendHostappEvent', { people: [{ hostapp_user_id: 'u_nested_keep', text: 'u_nested_erase is my friend' }] });
+    for (const answer of [...nested, kept]) expect(answer.status).toBe(200);
+    const body = { client_id: HOSTAPP.id, hostapp_user_id: 'u_nested_erase' };
+    const erased = await harness.call('eraseHostappUser', body, { authorization: operator });
+    expect(erased.status).toBe(200);
+    expect(erased.body).toMatchObject({ payments: 0, events: nested.length });
+    const { db } = harness.running.platform.store;
+    const left = await db.query<{ payload: string | null }>(
+      `SELECT payload FROM event_log WHERE payload LIKE '%u_nested_%' OR receiver_response LIKE '%u_nested_erase%'`,
+    );
+    // Only the event naming someone else stays (it mentions the user in free text, which names nobody).
+    expect(left.map((row) => JSON.parse(row.payload!))).toEqual([
+      { people: [{ hostapp_user_id: 'u_nested_keep', text: 'u_nested_erase is my friend' }] },
+    ]);
+    expect((await harness.call('eraseHostappUser', body, { authorization: operator })).body).toMatchObject({ payments: 0, events: 0 });
+  });
 });
 
 test('a records batch or poll interval of 0 stops the start: a batch of 0 purges nothing and never rests, a poll of 0 spins', () => {
@@ -322,4 +402,24 @@ test('a misspelt, malformed or out-of-bounds retention setting stops the start w
   } finally {
     delete process.env.MINIBRIDGE_RETENTION_DELIVERIES_DAYS;
   }
+});
+
+test('whom a payload names: every hostapp_user_id and order_payment_id text at any depth, once each, within the ids’ lengths', () => {
+  const long = 'u'.repeat(256);
+  const astral = '𝄞'.repeat(255);
+  const payload = parseLossless(
+    JSON.stringify({
+      hostapp_user_id: 'top',
+      list: [[{ hostapp_user_id: 'deep', order_payment_id: 'hop_1' }], { hostapp_user_id: 'top' }],
+      ['__proto__']: { hostapp_user_id: 'in_proto_member' },
+      numbers: { hostapp_user_id: 1234567, amount: 1.5 },
+      empty: { hostapp_user_id: '' },
+      tooLong: { hostapp_user_id: long, order_payment_id: 'p'.repeat(251) },
+      astral: { hostapp_user_id: astral },
+    }),
+  );
+  const named = namedIn(payload);
+  expect(new Set(named.names_users)).toEqual(new Set(['top', 'deep', 'in_proto_member', astral]));
+  expect(named.names_payments).toEqual(['hop_1']);
+  expect(namedIn({ fields: ['name'] })).toEqual({ names_users: null, names_payments: null });
 });
