@@ -43,15 +43,20 @@ const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
 const TIMEOUT_MS = 600_000;
 /** Growth of the test process's heap over a whole property that still counts as bounded. */
 const HEAP_GROWTH_BOUND = 256 * 1024 * 1024;
-const SENTINEL = 'zz-hostile-sentinel';
+/**
+ * Each operation's cases carry their own sentinel: another operation may forward a sentinel
+ * legitimately (inside a free-form event payload) and its partner call can land while a later
+ * test watches the same fake partners, whatever order the tests run in.
+ */
+const sentinelOf = (op: OperationContract) => `zz-hostile-sentinel-${op.operationId}`;
 const ORDER_MARKER = 'ORD-HOSTILE-MARKER';
 
 const platformOperations = [...contractOperations().values()].filter((op) => op.api === 'platform' && op.validateBody);
 const partnerKitOperations = [...contractOperations().values()].filter((op) => op.api !== 'platform' && op.validateBody);
 
-type Generator = (base: unknown) => fc.Arbitrary<Hostile>;
+type Generator = (base: unknown, sentinel: string) => fc.Arbitrary<Hostile>;
 const generators: Array<[string, Generator]> = [
-  ['Object.prototype names at any depth', (base) => prototypeInjection(base, SENTINEL)],
+  ['Object.prototype names at any depth', (base, sentinel) => prototypeInjection(base, sentinel)],
   ['repeated members', duplicateMember],
   ['numbers of any shape', oddNumber],
   ['nesting past x-max-json-depth, U+0000 and lone surrogates', (base) => unreadableMember(base, maxJsonDepth())],
@@ -169,7 +174,7 @@ describeOnBackends('hostile inbound bodies', (backend) => {
             const heapAtStart = process.memoryUsage().heapUsed;
             let refused = 0;
             await fc.assert(
-              fc.asyncProperty(generator(base), async (hostile) => {
+              fc.asyncProperty(generator(base, sentinelOf(op)), async (hostile) => {
                 const text = hostile.text.replace(ORDER_MARKER, `ORD-hostile-${SEED}-${orderCounter++}`);
                 const refuse = mustRefuse(op, hostile) || numberVerdict(op, hostile, numberPath(hostile, base)) === 'refuse';
                 const storeBefore = refuse ? await storeCounts() : '';
@@ -202,7 +207,7 @@ describeOnBackends('hostile inbound bodies', (backend) => {
                 ) {
                   for (const request of partnerRequests().slice(partnerBefore)) {
                     expect(
-                      request.raw.includes(SENTINEL),
+                      request.raw.includes(sentinelOf(op)),
                       `${where}: an unknown member reached a partner: ${request.raw.slice(0, 300)}`,
                     ).toBe(false);
                   }
@@ -292,7 +297,7 @@ describe(`hostile inbound bodies on the partner kit's routers (HOSTILE_SEED=${SE
           }
           const heapAtStart = process.memoryUsage().heapUsed;
           await fc.assert(
-            fc.asyncProperty(generator(base), async (hostile) => {
+            fc.asyncProperty(generator(base, sentinelOf(op)), async (hostile) => {
               const refuse = mustRefuse(op, hostile) || numberVerdict(op, hostile, numberPath(hostile, base)) === 'refuse';
               const callsBefore = calls.length;
               const response = await fetch(`${url}/${op.api}${op.path}`, { method: 'POST', headers, body: hostile.text });
