@@ -50,7 +50,9 @@ export function sendError(res: Response, error: unknown, op: OperationContract |
   const { status, code, undocumented } = documentedError(apiError.code, op);
   if (res.headersSent) {
     log.error({ err: error }, 'error after the response started');
-    res.destroy();
+    // A partial answer is cut so the client cannot take it for whole; a complete one stays, and
+    // so does its keep-alive connection, which may already carry the client's next request.
+    if (!res.writableEnded) res.destroy();
     return;
   }
   if (undocumented)
@@ -88,7 +90,7 @@ function clip(message: string): string {
  */
 export function sendLastResort(res: Response, op: OperationContract | undefined): void {
   if (res.headersSent) {
-    res.destroy();
+    if (!res.writableEnded) res.destroy();
     return;
   }
   for (const name of res.getHeaderNames()) res.removeHeader(name);
