@@ -44,6 +44,25 @@ describeEachBackend('records', (database) => {
     store = createStore(database.db, { clock: clock.now });
   });
 
+  /** An event-log entry naming these users and payments (what erasure looks for). */
+  const event = (id: string, names: { users?: string[]; payments?: string[] }, clientId = 'ha_superapp') =>
+    store.eventLog.record({
+      event_id: id,
+      direction: 'hostapp_to_miniapp',
+      app_id: 'ma_shop',
+      client_id: clientId,
+      event_type: 'x',
+      external_event_id: null,
+      payload: `{"secret":"${id}"}`,
+      outcome: 'delivered',
+      error_code: null,
+      receiver_http_status: 200,
+      receiver_response: '{"r":1}',
+      duration_ms: 1,
+      names_users: names.users ?? null,
+      names_payments: names.payments ?? null,
+    });
+
   async function pay(overrides: Partial<NewOrderPayment>, status?: 'paid' | 'cancelled' | 'failed', at = store) {
     const payment = newOrderPayment({ ...overrides, order_json: fullOrder(overrides) });
     await store.orderPayments.create(payment, null);
@@ -373,27 +392,10 @@ describeEachBackend('records', (database) => {
     const mine = [await pay({ hostapp_user_id: 'user_a', amount: '10.00' }, 'paid'), await pay({ hostapp_user_id: 'user_a', amount: '3' })];
     const theirs = await pay({ hostapp_user_id: 'user_b', amount: '4' }, 'paid');
     const otherHostapp = await pay({ hostapp_user_id: 'user_a', client_id: 'ha_other' }, 'paid');
-    const event = (id: string, names: { user?: string; payment?: string }, clientId = 'ha_superapp') =>
-      store.eventLog.record({
-        event_id: id,
-        direction: 'hostapp_to_miniapp',
-        app_id: 'ma_shop',
-        client_id: clientId,
-        event_type: 'x',
-        external_event_id: null,
-        payload: `{"secret":"${id}"}`,
-        outcome: 'delivered',
-        error_code: null,
-        receiver_http_status: 200,
-        receiver_response: '{"r":1}',
-        duration_ms: 1,
-        names_users: names.user === undefined ? null : [names.user],
-        names_payments: names.payment === undefined ? null : [names.payment],
-      });
-    await event('e_user', { user: 'user_a' });
-    await event('e_payment', { payment: mine[1]!.order_payment_id });
-    await event('e_other_user', { user: 'user_b' });
-    await event('e_other_hostapp', { user: 'user_a' }, 'ha_other');
+    await event('e_user', { users: ['user_a'] });
+    await event('e_payment', { payments: [mine[1]!.order_payment_id] });
+    await event('e_other_user', { users: ['user_b'] });
+    await event('e_other_hostapp', { users: ['user_a'] }, 'ha_other');
     clock.advance(DAY);
     expect(await store.statements.closeNextDay()).toBe(true);
     const statement = await snapshot(hostapp, '2026-03-10');
@@ -461,7 +463,7 @@ describeEachBackend('records', (database) => {
     expect(await snapshot(hostapp, '2026-03-10')).toBe(statement);
 
     expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 0, events: 0 });
-    await event('e_later', { payment: mine[0]!.order_payment_id });
+    await event('e_later', { payments: [mine[0]!.order_payment_id] });
     const later = await pay({ hostapp_user_id: 'user_a' });
     expect(await store.retention.eraseUser('ha_superapp', 'user_a', 'digest_a', 1000)).toEqual({ payments: 1, events: 1 });
     // A payment erased while in process whose E5 later carried custom attributes: a repeat erases them from its E6 too.
@@ -482,23 +484,6 @@ describeEachBackend('records', (database) => {
       mine.push(payment);
     }
     const theirs = await pay({ hostapp_user_id: 'user_other' }, 'paid');
-    const event = (id: string, names: { users?: string[]; payments?: string[] }) =>
-      store.eventLog.record({
-        event_id: id,
-        direction: 'hostapp_to_miniapp',
-        app_id: 'ma_shop',
-        client_id: 'ha_superapp',
-        event_type: 'x',
-        external_event_id: null,
-        payload: `{"secret":"${id}"}`,
-        outcome: 'delivered',
-        error_code: null,
-        receiver_http_status: 200,
-        receiver_response: '{"r":1}',
-        duration_ms: 1,
-        names_users: names.users ?? null,
-        names_payments: names.payments ?? null,
-      });
     for (let i = 0; i < 2 * batch; i++) await event(`e_user_${i}`, { users: ['user_many'] });
     for (const [i, payment] of mine.entries()) await event(`e_payment_${i}`, { payments: [payment.order_payment_id] });
     await event('e_other', { users: ['user_other'], payments: [theirs.order_payment_id] });
