@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgres, quoteIdentifier, type Db } from '../../src/platform/store/db.js';
+import { openPostgres, quoteIdentifier, type Db, type PreparedStatement } from '../../src/platform/store/db.js';
 import { createStore } from '../../src/platform/store/index.js';
 import { backends, openTimeoutMs, testDatabaseTimeouts, type TestDatabase } from '../support/databases.js';
 import { manualClock, newOrderPayment, seconds } from './fixtures.js';
@@ -57,5 +57,71 @@ describe.skipIf(postgres.skip)('kept plans of the batched statements (postgres)'
       expect(plan, name).toMatch(/Index|Conflict Arbiter/);
       expect(plan, name).not.toMatch(/Seq Scan on (order_payments|idempotency_keys|deliveries)\b/);
     }
+  });
+
+  it("E1's record statement writes a batch of new payments as a plain batch insert would: each node once, the keys by key, the branches of an id on record never run", async () => {
+    interface PlanNode {
+      'Node Type': string;
+      'Relation Name'?: string;
+      'Actual Loops': number;
+      Plans?: PlanNode[];
+    }
+    // Each record statement is first run under EXPLAIN ANALYZE in a transaction rolled back, with
+    // the store's own parameters, then for real: the plan is the one the connection keeps.
+    const plans: PlanNode[] = [];
+    const rollBack = new Error('roll back the explained run');
+    const literal = (value: unknown) => (typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`);
+    const explaining: Db = {
+      ...db,
+      async query<T>(sql: string | PreparedStatement, params?: readonly unknown[]): Promise<T[]> {
+        if (typeof sql !== 'string' && sql.name === 'store.orderPayments.record' && (await prepared(sql.name))) {
+          await db
+            .transaction(async (tx) => {
+              const [row] = await tx.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+                `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${quoteIdentifier(sql.name)}(${params!.map(literal).join(', ')})`,
+              );
+              plans.push(row!['QUERY PLAN'][0]!.Plan);
+              throw rollBack;
+            })
+            .catch((error: unknown) => {
+              if (error !== rollBack) throw error;
+            });
+        }
+        return db.query<T>(sql, params);
+      },
+    };
+    const prepared = async (name: string) =>
+      (await db.query('SELECT 1 FROM pg_prepared_statements WHERE name = $1', [name])).length > 0;
+    const clock = manualClock();
+    const store = createStore(explaining, { clock: clock.now, idempotencyStaleAfterMs: seconds(30) });
+    // The first statement runs alone, the next eight share one (the batcher, ADR 0031).
+    const payments = Array.from({ length: 9 }, () => newOrderPayment());
+    const results = await Promise.all(
+      payments.map(async (payment) => {
+        const reserved = await store.idempotency.reserve(
+          { app_id: payment.app_id, client_id: payment.client_id, miniapp_order_id: payment.miniapp_order_id, idempotency_key: null },
+          'h1',
+        );
+        if (reserved.outcome !== 'reserved') throw new Error(reserved.outcome);
+        return store.orderPayments.create(payment, reserved.reservation);
+      }),
+    );
+    expect(results.map((result) => result.outcome)).toEqual(Array(9).fill('created'));
+
+    const plan = plans.at(-1)!;
+    const nodes: PlanNode[] = [];
+    const walk = (node: PlanNode) => {
+      nodes.push(node);
+      node.Plans?.forEach(walk);
+    };
+    walk(plan);
+    const run = nodes.filter((node) => node['Actual Loops'] > 0);
+    const label = (node: PlanNode) => `${node['Node Type']} ${node['Relation Name'] ?? ''}`.trim();
+    // No node runs once per row of another (a join of the batch with itself): only the key lookups repeat, one per key.
+    expect(run.filter((node) => node['Actual Loops'] > 1 && node['Relation Name'] !== 'idempotency_keys').map(label)).toEqual([]);
+    // order_payments is written by the insert and read by nothing: the rows on record are looked up only when the insert skipped one.
+    expect(run.filter((node) => node['Relation Name'] === 'order_payments' && node['Node Type'] !== 'ModifyTable').map(label)).toEqual([]);
+    // The requests' JSON is read once (into the insert), the keys' once.
+    expect(run.filter((node) => node['Node Type'] === 'Function Scan')).toHaveLength(2);
   });
 });

@@ -5,7 +5,7 @@ import { batchingFor } from '../../src/platform/store/db.js';
 import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
 import { createStore, type ClaimedDelivery, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
-import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from './fixtures.js';
+import { hours, manualClock, newOrderPayment, refOf, seconds, transitionTo } from './fixtures.js';
 import { recordingDb } from './recordingDb.js';
 import { raceAgainstUncommitted } from './uncommitted.js';
 
@@ -82,6 +82,45 @@ describeEachBackend('round trips', (database, backend) => {
     expect(reserved.map((result) => result.outcome)).toEqual(Array(10).fill('reserved'));
     expect(recording.take()).toEqual(Array(batchStatements()).fill('store.idempotency.reserve'));
     for (const one of scopes) expect(await direct.idempotency.reserve(one, 'h2')).toEqual({ outcome: 'conflict' });
+  });
+
+  it('E1: the shared record statement decides a batch mixing new payments with ids on record, each as if alone', async () => {
+    const onRecord = newOrderPayment({ miniapp_order_id: 'mo_on_record' });
+    const taken = newOrderPayment({ miniapp_order_id: 'mo_taken' });
+    for (const payment of [onRecord, taken]) expect((await direct.orderPayments.create(payment, null)).outcome).toBe('created');
+    clock.advance(seconds(5));
+    const payments = [
+      newOrderPayment({ miniapp_order_id: 'mo_mixed_1' }),
+      newOrderPayment({ miniapp_order_id: 'mo_mixed_2' }),
+      // A retried E3 answered with the id on record for this order, having told the host app a later expiry.
+      { ...onRecord, expires_at: new Date(onRecord.expires_at.getTime() + hours(1)) },
+      // The host app answered another order with an id on record (ADR 0016).
+      { ...taken, miniapp_order_id: 'mo_someone_else' },
+      newOrderPayment({ miniapp_order_id: 'mo_mixed_3' }),
+    ];
+    const scopes = payments.map((payment) => ({ ...scope, miniapp_order_id: payment.miniapp_order_id, idempotency_key: null }));
+    const reserved = await Promise.all(scopes.map((one) => direct.idempotency.reserve(one, 'h1')));
+    const results = await Promise.all(
+      payments.map((payment, index) => {
+        const result = reserved[index]!;
+        if (result.outcome !== 'reserved') throw new Error(result.outcome);
+        return store.orderPayments.create(payment, result.reservation);
+      }),
+    );
+    expect(recording.take()).toEqual(Array(batchStatements()).fill('store.orderPayments.record'));
+    expect(results.map((result) => result.outcome)).toEqual(['created', 'created', 'already_exists', 'bound_elsewhere', 'created']);
+    expect(results[3]!.orderPayment).toMatchObject({ order_payment_id: taken.order_payment_id, miniapp_order_id: 'mo_taken' });
+    for (const index of [0, 1, 2, 4]) {
+      const { order_payment_id } = payments[index]!;
+      expect(await direct.idempotency.reserve(scopes[index]!, 'h1')).toEqual({ outcome: 'done', order_payment_id });
+      expect(await direct.orderPayments.history(refOf(payments[index]!))).toHaveLength(1);
+    }
+    // Nothing written for another order: its key still pending, the payment on record as it was.
+    expect(await direct.idempotency.reserve(scopes[3]!, 'h1')).toEqual({ outcome: 'in_progress' });
+    expect(await direct.orderPayments.history(refOf(taken))).toHaveLength(1);
+    expect((await direct.orderPayments.get(refOf(taken)))!.expires_at).toBe(taken.expires_at.toISOString());
+    // The payment on record as this order keeps the later expiry (ADR 0039).
+    expect((await direct.orderPayments.get(refOf(onRecord)))!.expires_at).toBe(payments[2]!.expires_at.toISOString());
   });
 
   it('E1: a batch holding one bad record fails it alone; the others are recorded', async () => {

@@ -158,69 +158,79 @@ const readStatement = {
  * is written. A payment on record as this order keeps the later expiry a retried E3 told the host
  * app (ADR 0039). A row committed after the statement's snapshot is neither inserted (it
  * conflicts) nor seen: its request is sent again in the next round. An order_payment_id appears
- * in one request per statement.
+ * in one request per statement; the rows come back named by it, not by position.
  *
- * Every table is reached by its key, whatever plan the named statement has cached (ADR 0013): the
- * insert and its conflicts through the primary key (ON CONFLICT), the keys marked done through
- * `key = ANY` of the batch's keys. Only the rows the insert did not write (an order_payment_id
- * already on record: rare) are looked up in order_payments, and a row is updated only when its
- * expiry grows, so a batch of new payments reads and writes nothing beyond its own rows.
+ * A batch of new payments (the common case) does what a plain batch insert does and no more
+ * (ADR 0013, `e1-record-statement-counts.md`): the rows are read from $1 once, straight into the
+ * insert; its history entries and keys are written from what the insert returned. The branches of
+ * an id already on record are gated on the insert having skipped a row (fewer rows returned than
+ * the $3 requests sent): until then `recorded` reads neither $1 again nor order_payments, and the
+ * keys and the expiry join only its (empty) rows. Every table is reached by its key whatever plan
+ * the named statement keeps: the insert and its conflicts through the primary key (ON CONFLICT),
+ * the keys by `key`, the rows on record by the primary key. `recorded` leaves out the rows the
+ * insert wrote (invisible to the statement's snapshot anyway): besides saving their probes when a
+ * batch mixes both, that keeps the planner's estimate of the branch small, so the generic plan
+ * stays no dearer than a custom one and the plan cache keeps it.
  */
 const recordStatement = {
   name: 'store.orderPayments.record',
-  text: `WITH requested AS (
-      SELECT * FROM json_to_recordset($1::json) AS r (idx int, order_payment_id text, app_id text, client_id text,
-        miniapp_order_id text, hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text,
-        at timestamptz, expires_at timestamptz, reconcile_at timestamptz)
-    ),
-    owned AS (
-      SELECT * FROM json_to_recordset($2::json) AS o (key text, reservation_id uuid, client_id text, order_payment_id text)
-    ),
-    inserted AS (
+  text: `WITH inserted AS (
       INSERT INTO order_payments (order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id,
         amount_text, amount, currency, order_json, payment_status, custom_attributes, created_at, updated_at,
         expires_at, reconcile_next_at)
       SELECT order_payment_id, app_id, client_id, miniapp_order_id, hostapp_user_id, amount_text, amount_text::numeric,
         currency, order_json, 'in_process', custom_attributes, at, at, expires_at, reconcile_at
-      FROM requested
+      FROM json_to_recordset($1::json) AS r (order_payment_id text, app_id text, client_id text, miniapp_order_id text,
+        hostapp_user_id text, amount_text text, currency text, order_json text, custom_attributes text, at timestamptz,
+        expires_at timestamptz, reconcile_at timestamptz)
       ON CONFLICT (client_id, order_payment_id) DO NOTHING
       RETURNING client_id, order_payment_id, payment_status, created_at
-    ),
-    recorded AS (
-      SELECT r.idx, p.*, (p.app_id = r.app_id AND p.miniapp_order_id IS NOT DISTINCT FROM r.miniapp_order_id
-          AND p.hostapp_user_id IS NOT DISTINCT FROM r.hostapp_user_id AND p.amount_text = r.amount_text
-          AND p.currency = r.currency AND p.order_json = r.order_json) AS same_order,
-        r.expires_at AS requested_expiry
-      FROM requested r JOIN order_payments p ON p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
-      WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = r.client_id AND i.order_payment_id = r.order_payment_id)
     ),
     history AS (
       INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
       SELECT client_id, order_payment_id, NULL, payment_status, 'E1', NULL, created_at FROM inserted
     ),
+    recorded AS (
+      SELECT p.*, (p.app_id = r.app_id AND p.miniapp_order_id IS NOT DISTINCT FROM r.miniapp_order_id
+          AND p.hostapp_user_id IS NOT DISTINCT FROM r.hostapp_user_id AND p.amount_text = r.amount_text
+          AND p.currency = r.currency AND p.order_json = r.order_json) AS same_order,
+        r.expires_at AS requested_expiry
+      FROM json_to_recordset($1::json) AS r (order_payment_id text, app_id text, client_id text, miniapp_order_id text,
+        hostapp_user_id text, amount_text text, currency text, order_json text, expires_at timestamptz)
+      JOIN order_payments p ON p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
+      WHERE (SELECT count(*) FROM inserted) < $3::int
+        AND NOT EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = r.client_id AND i.order_payment_id = r.order_payment_id)
+    ),
     completed AS (
       UPDATE idempotency_keys k SET state = 'done', order_payment_id = owned.order_payment_id
-      FROM owned
-      WHERE k.key = ANY (ARRAY(SELECT key FROM owned)) AND k.key = owned.key
-        AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
-        AND (EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = owned.client_id AND i.order_payment_id = owned.order_payment_id)
-          OR EXISTS (SELECT 1 FROM recorded r WHERE r.same_order AND r.client_id = owned.client_id AND r.order_payment_id = owned.order_payment_id))
+      FROM json_to_recordset($2::json) AS owned (key text, reservation_id uuid, client_id text, order_payment_id text)
+      JOIN (SELECT client_id, order_payment_id FROM inserted
+        UNION ALL SELECT client_id, order_payment_id FROM recorded WHERE same_order) AS this_order
+        ON this_order.client_id = owned.client_id AND this_order.order_payment_id = owned.order_payment_id
+      WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
     ),
     extended AS (
-      UPDATE order_payments p SET expires_at = GREATEST(p.expires_at, r.requested_expiry)
+      UPDATE order_payments p SET expires_at = r.requested_expiry
       FROM recorded r WHERE r.same_order AND p.payment_status = 'in_process'
-        AND p.expires_at IS DISTINCT FROM GREATEST(p.expires_at, r.requested_expiry)
+        AND (p.expires_at IS NULL OR p.expires_at < r.requested_expiry)
         AND p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
     )
-    SELECT r.idx, 'created' AS outcome, NULL::boolean AS same_order, NULL AS order_payment_id, NULL AS app_id, NULL AS client_id,
-      NULL AS miniapp_order_id, NULL AS hostapp_user_id, NULL AS amount, NULL AS currency, NULL AS order_json,
-      NULL AS payment_status, NULL AS payment_fail_reason, NULL AS custom_attributes, NULL::timestamptz AS expires_at,
+    SELECT 'created' AS outcome, client_id, order_payment_id, NULL AS app_id, NULL AS miniapp_order_id,
+      NULL AS hostapp_user_id, NULL AS amount, NULL AS currency, NULL AS order_json, NULL AS payment_status,
+      NULL AS payment_fail_reason, NULL AS custom_attributes, NULL::timestamptz AS expires_at,
       NULL::timestamptz AS created_at, NULL::timestamptz AS updated_at
-    FROM inserted i JOIN requested r ON r.client_id = i.client_id AND r.order_payment_id = i.order_payment_id
+    FROM inserted
     UNION ALL
-    SELECT idx, CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, same_order, ${columns('recorded')}
+    SELECT CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, client_id, order_payment_id,
+      app_id, miniapp_order_id, hostapp_user_id, amount_text, currency, order_json, payment_status,
+      payment_fail_reason, custom_attributes, expires_at, created_at, updated_at
     FROM recorded`,
 };
+
+/** An order payment's identity within the platform (its primary key) as one string. */
+function paymentId(payment: Pick<OrderPaymentRef, 'client_id' | 'order_payment_id'>): string {
+  return `${payment.client_id}\u0000${payment.order_payment_id}`;
+}
 
 interface CreateRequest {
   payment: NewOrderPayment;
@@ -343,9 +353,8 @@ export function createOrderPayments(
     // member's text verbatim, byte for byte.
     const requested = `[${requests
       .map(
-        ({ payment, at }, idx) =>
+        ({ payment, at }) =>
           `${JSON.stringify({
-            idx,
             order_payment_id: payment.order_payment_id,
             app_id: payment.app_id,
             client_id: payment.client_id,
@@ -368,15 +377,19 @@ export function createOrderPayments(
         order_payment_id: payment.order_payment_id,
       })),
     );
-    const rows = await db.query<OrderPaymentRow & { idx: number; outcome: CreateResult['outcome'] }>(recordStatement, [
+    const rows = await db.query<OrderPaymentRow & { outcome: CreateResult['outcome'] }>(recordStatement, [
       requested,
       JSON.stringify(owned),
+      requests.length,
     ]);
+    // A round's ids are distinct (recordAll), so a row names its request by its id.
+    const position = new Map(requests.map(({ payment }, index) => [paymentId(payment), index]));
     const results: Array<CreateResult | undefined> = requests.map(() => undefined);
     for (const row of rows) {
-      const { payment, at } = requests[row.idx]!;
+      const index = position.get(paymentId(row))!;
+      const { payment, at } = requests[index]!;
       // A created row holds exactly what was sent: only which ones were inserted comes back.
-      results[row.idx] =
+      results[index] =
         row.outcome === 'created'
           ? {
               outcome: 'created',
@@ -403,8 +416,7 @@ export function createOrderPayments(
   }
 
   /** Rounds of requests with distinct order_payment_ids until each is decided (usually one round). */
-  const recordAll = (requests: CreateRequest[]) =>
-    inRounds(requests, ({ payment }) => [`${payment.client_id}\u0000${payment.order_payment_id}`], recordRound);
+  const recordAll = (requests: CreateRequest[]) => inRounds(requests, ({ payment }) => [paymentId(payment)], recordRound);
 
   // On PGlite one statement at a time, so that requests queue and share it (ADR 0032).
   const recordBatched = batched(recordAll, batchingFor(db, e1WriteBatching));
