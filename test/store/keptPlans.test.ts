@@ -90,8 +90,7 @@ describe.skipIf(postgres.skip)('kept plans of the batched statements (postgres)'
         return db.query<T>(sql, params);
       },
     };
-    const prepared = async (name: string) =>
-      (await db.query('SELECT 1 FROM pg_prepared_statements WHERE name = $1', [name])).length > 0;
+    const prepared = async (name: string) => (await db.query('SELECT 1 FROM pg_prepared_statements WHERE name = $1', [name])).length > 0;
     const clock = manualClock();
     const store = createStore(explaining, { clock: clock.now, idempotencyStaleAfterMs: seconds(30) });
     // The first statement runs alone, the next eight share one (the batcher, ADR 0031).
