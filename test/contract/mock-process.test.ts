@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { repoRoot } from '../../scripts/lib/paths.js';
 
 // `npm run mock:<api>` as a developer runs it: the mock must stop with npm, whether npm passes a
@@ -30,9 +30,10 @@ async function answers(url: string): Promise<boolean> {
   );
 }
 
-describe('npm run mock:platform', () => {
+// Three mocks of their own (each on a free port), started and stopped side by side (ADR 0044).
+describe.concurrent('npm run mock:platform', () => {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGKILL'] as const) {
-    it(`stops serving when npm gets ${signal}`, async () => {
+    it(`stops serving when npm gets ${signal}`, async ({ expect }) => {
       const { npmPid, url } = await startMockThroughNpm();
       expect(await answers(url)).toBe(true);
       process.kill(npmPid, signal);

@@ -130,46 +130,64 @@ describe('the docs served at /docs/', () => {
 
   it('Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation, which shows its request sample', async () => {
     const origin = new URL(running.platform.url).origin;
-    const missed: string[] = [];
-    for (const api of API_NAMES) {
-      const samples = new Map(codeSamples(api, loadLosslessDocument(api)).map((sample) => [sample.operationId, sample]));
-      const page = await browser.newPage({ viewport: VIEWPORT });
-      let loaded = false;
-      for (const operation of documentedOperations(loadDocument(api))) {
-        // Redoc's deep-link form: the tag with spaces as dashes, then the operationId.
-        const tag = (((operation.node.tags as string[] | undefined) ?? [])[0] ?? '').replace(/\s+/g, '-');
-        const hash = `#tag/${tag}/operation/${operation.operationId}`;
-        const link = `${origin}/docs/${api}.html${hash}`;
-        // The first link of each page is a fresh load (a link followed from elsewhere); the
-        // others change the hash of the loaded page, which Redoc routes the same way.
-        if (loaded)
-          await page.evaluate((target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target), hash);
-        else await page.goto(link, { waitUntil: 'load' });
-        loaded = true;
-        const summary = String((operation.node as JsonObject).summary);
-        const heading = page.locator('h1, h2').filter({ hasText: summary }).first();
-        try {
-          await heading.waitFor({ state: 'visible', timeout: 20_000 });
-          await expect
-            .poll(
-              async () => {
-                const box = await heading.boundingBox();
-                return box !== null && box.y >= 0 && box.y < VIEWPORT.height;
-              },
-              { timeout: 10_000 },
-            )
-            .toBe(true);
-        } catch {
-          missed.push(`${link}: "${summary}" is not in view`);
-          continue;
-        }
-        if ((await page.locator('body').innerText()).includes(NO_PAGE)) missed.push(`${link}: ${NO_PAGE}`);
-        // The sample's first line names the method and the sandbox URL of this very operation.
-        const curlLine = samples.get(operation.operationId)!.curl.split('\n')[0]!.replace(/ \\$/, '');
-        if (!((await page.locator('body').textContent()) ?? '').includes(curlLine)) missed.push(`${link}: no curl sample (${curlLine})`);
-      }
-      await page.close();
-    }
+    // The three references side by side, one tab each: each deep link waits on Redoc rendering
+    // in its own renderer process, not on the others.
+    const missed = (
+      await Promise.all(
+        API_NAMES.map(async (api) => {
+          const samples = new Map(codeSamples(api, loadLosslessDocument(api)).map((sample) => [sample.operationId, sample]));
+          const page = await browser.newPage({ viewport: VIEWPORT });
+          const missedOnPage: string[] = [];
+          let loaded = false;
+          for (const operation of documentedOperations(loadDocument(api))) {
+            // Redoc's deep-link form: the tag with spaces as dashes, then the operationId.
+            const tag = (((operation.node.tags as string[] | undefined) ?? [])[0] ?? '').replace(/\s+/g, '-');
+            const hash = `#tag/${tag}/operation/${operation.operationId}`;
+            const link = `${origin}/docs/${api}.html${hash}`;
+            // The first link of each page is a fresh load (a link followed from elsewhere); the
+            // others change the hash of the loaded page, which Redoc routes the same way.
+            if (loaded)
+              await page.evaluate((target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target), hash);
+            else await page.goto(link, { waitUntil: 'load' });
+            loaded = true;
+            const summary = String((operation.node as JsonObject).summary);
+            const heading = page.locator('h1, h2').filter({ hasText: summary }).first();
+            // The sample's first line names the method and the sandbox URL of this very operation.
+            const curlLine = samples.get(operation.operationId)!.curl.split('\n')[0]!.replace(/ \\$/, '');
+            try {
+              await heading.waitFor({ state: 'visible', timeout: 20_000 });
+              await expect
+                .poll(
+                  async () => {
+                    const box = await heading.boundingBox();
+                    return box !== null && box.y >= 0 && box.y < VIEWPORT.height;
+                  },
+                  { timeout: 10_000 },
+                )
+                .toBe(true);
+            } catch {
+              missedOnPage.push(`${link}: "${summary}" is not in view`);
+              continue;
+            }
+            // The text a reader sees (innerText): the page's textContent also holds the inline
+            // script that carries every sample, so a sample found there proves nothing rendered.
+            // Redoc renders the sample panels after the heading, hence the wait.
+            let shown = '';
+            const rendered = await expect
+              .poll(async () => (shown = await page.locator('body').innerText()).includes(curlLine), { timeout: 10_000 })
+              .toBe(true)
+              .then(
+                () => true,
+                () => false,
+              );
+            if (shown.includes(NO_PAGE)) missedOnPage.push(`${link}: ${NO_PAGE}`);
+            if (!rendered) missedOnPage.push(`${link}: no curl sample (${curlLine})`);
+          }
+          await page.close();
+          return missedOnPage;
+        }),
+      )
+    ).flat();
     expect(missed).toEqual([]);
   }, 600_000);
 

@@ -160,7 +160,9 @@ function pack(name: PackageName): Packed {
   return found;
 }
 
-describe('the packages partners install', () => {
+// The packages side by side: each test packs nothing and installs into its own folder, and most
+// of a test's time is npm and tsc in child processes, so five of them share the cores (ADR 0044).
+describe.concurrent('the packages partners install', () => {
   it('are one per audience, each licensed, documented, public, and shipping every file its exports, types and bin name', () => {
     expect([...packed.keys()].sort()).toEqual([...NAMES].sort());
     for (const name of NAMES) {

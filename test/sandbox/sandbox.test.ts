@@ -92,7 +92,7 @@ function completionFor(sandbox: RunningSandbox, orderPaymentId: string) {
   );
 }
 
-describeOnBackends('sandbox', (backend) => {
+describeOnBackends('sandbox', { sideBySide: true }, (backend) => {
   describe('sandbox with the platform', () => {
     let running: Running | undefined;
     beforeAll(async () => {
