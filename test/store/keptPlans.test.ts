@@ -305,7 +305,9 @@ for (const backend of backends) {
     it('the foreign-key checks of history entries and deliveries find their payment by its primary key', () => {
       // The batch writes (and its EXPLAINs write again) about ten index entries per payment in
       // each; a check through one of these indexes read about 250 pages at 30,000 payments.
-      for (const index of listingIndexes) expect(servedCounts.get(`${index} pages`), index).toBeLessThanOrEqual(80 * batchSize);
+      const indexes = [...servedCounts].filter(([name]) => name.endsWith(' pages'));
+      expect(indexes.length).toBeGreaterThan(5);
+      for (const [index, pages] of indexes) expect(pages, index).toBeLessThanOrEqual(80 * batchSize);
     });
 
     // Everything the batch ran, the statements planned per call and the foreign-key checks
@@ -317,9 +319,6 @@ for (const backend of backends) {
     });
   });
 }
-
-/** order_payments' indexes that lead with something other than its primary key. */
-const listingIndexes = ['order_payments_app_created', 'order_payments_client_created', 'order_payments_created'];
 
 /** Tables that grow with the payments served. */
 const growingTables = [
@@ -334,15 +333,14 @@ const growingTables = [
 
 /**
  * So far, by this connection's statements (the foreign-key checks' included): the pages of each
- * listing index read or hit (`<index> pages`) and the rows each growing table's sequential scans
+ * order_payments index but its primary key read or hit (`<index> pages`) and the rows each growing table's sequential scans
  * read (`<table> seq_tup_read`). A backend's counts reach the views once it flushes them.
  */
 async function readCounts(db: Db): Promise<Map<string, number>> {
   await db.query('SELECT pg_stat_force_next_flush()');
   const indexes = await db.query<{ name: string; count: string | number }>(
     `SELECT indexrelname AS name, coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0) AS count FROM pg_statio_user_indexes
-     WHERE schemaname = current_schema() AND indexrelname = ANY ($1::text[])`,
-    [listingIndexes],
+     WHERE schemaname = current_schema() AND relname = 'order_payments' AND indexrelname <> 'order_payments_pkey'`,
   );
   const tables = await db.query<{ name: string; count: string | number }>(
     `SELECT relname AS name, seq_tup_read AS count FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = ANY ($1::text[])`,
