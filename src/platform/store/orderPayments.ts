@@ -138,6 +138,22 @@ function toOrderPayment(row: OrderPaymentRow): OrderPayment {
 }
 
 /**
+ * The order payment whose primary key is `ref`'s (client_id, order_payment_id), as a LATERAL
+ * subquery: a seek on the primary key. The row comparison and its order are the primary key's
+ * alone, so any plan of it, the one kept from empty tables included, is one descent of
+ * order_payments_pkey per request (ADR 0013). Written as two equalities instead, a plan made on
+ * small tables hashes the whole table, or ties the primary key with the indexes that lead with
+ * client_id or app_id and, picking one of those, reads every payment of that host app or miniapp.
+ * The caller still checks that the row found is that key: the first row at or after it may be
+ * another payment's. `select`: the columns taken (ctid to update the row found).
+ */
+export function seekPayment(ref: string, select = '*'): string {
+  return `LATERAL (SELECT ${select} FROM order_payments k
+      WHERE (k.client_id, k.order_payment_id) >= (${ref}.client_id, ${ref}.order_payment_id)
+      ORDER BY k.client_id, k.order_payment_id LIMIT 1)`;
+}
+
+/**
  * Order payments read together (E2, and every transition's first step): one statement for every
  * read queued while the previous ran. A payment is found only within its app_id and client_id.
  */
@@ -145,7 +161,8 @@ const readStatement = {
   name: 'store.orderPayments.read',
   text: `SELECT r.idx, ${columns('p')}
     FROM json_to_recordset($1::json) AS r (idx int, client_id text, order_payment_id text, app_id text)
-    JOIN order_payments p ON p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id AND p.app_id = r.app_id`,
+    CROSS JOIN ${seekPayment('r')} AS p
+    WHERE p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id AND p.app_id = r.app_id`,
 };
 
 /**
@@ -243,7 +260,12 @@ interface CreateRequest {
  * change, its history entry and its E6 delivery (due at once, its body as the domain wrote it,
  * passed verbatim as a JSON member). Each UPDATE is guarded by the state its decision and body
  * were computed from; a row another transition changed in between is left alone and its request
- * decided again. A payment appears in one request per statement.
+ * decided again. A payment appears in one request per statement. Each row is found by a seek on
+ * the primary key (seekPayment), its guard judged on the row found, and updated by its ctid, the
+ * only condition joining the UPDATE's table: so the kept plan never reads the table whole, or
+ * hashes it on a column the requests share (ADR 0013). A row updated since the statement's
+ * snapshot has a new ctid: it is left alone like one whose guard no longer matches, and decided
+ * again on its new state.
  */
 const applyStatement = {
   name: 'store.orderPayments.apply',
@@ -252,13 +274,18 @@ const applyStatement = {
         to_status text, fail_reason text, custom_attributes text, from_status text, from_custom text, source text,
         delivery_id uuid, event_id text, body text)
     ),
+    found AS (
+      SELECT r.*, k.row_id FROM requested r
+      CROSS JOIN ${seekPayment('r', 'k.ctid AS row_id, k.client_id, k.order_payment_id, k.app_id, k.payment_status, k.custom_attributes')} AS k
+      WHERE k.client_id = r.client_id AND k.order_payment_id = r.order_payment_id AND k.app_id = r.app_id
+        AND k.payment_status = r.from_status AND k.custom_attributes IS NOT DISTINCT FROM r.from_custom
+    ),
     updated AS (
       UPDATE order_payments p
       SET payment_status = r.to_status, payment_fail_reason = r.fail_reason,
           custom_attributes = COALESCE(r.custom_attributes, p.custom_attributes), updated_at = $2, settled_by = r.source
-      FROM requested r
-      WHERE p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id AND p.app_id = r.app_id
-        AND p.payment_status = r.from_status AND p.custom_attributes IS NOT DISTINCT FROM r.from_custom
+      FROM found r
+      WHERE p.ctid = r.row_id
       RETURNING p.*, r.idx, r.from_status AS r_from, r.source AS r_source, r.delivery_id AS r_delivery, r.event_id AS r_event,
         r.body AS r_body
     ),

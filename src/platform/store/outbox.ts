@@ -296,7 +296,13 @@ export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 1024, 
  * another statement is leasing are skipped (SKIP LOCKED) and rows leased since the snapshot fail
  * the final guard, so a delivery is never leased twice. The statement's own attempts are never
  * their own successors. Successors are found through deliveries_due_by_app (migration 033), so
- * the cost is the miniapp's few leased rows, not the backlog ahead of them.
+ * the cost is the miniapp's few leased rows, not the backlog ahead of them. Each attempt's row is
+ * found by a seek on the primary key (`delivery_id >=` its id, in the key's order, LIMIT 1: no
+ * other index gives that order, so any plan the connection kept reads one entry), its lease
+ * judged on the row found, and updated by its ctid alone: joined with the input on delivery_id
+ * and lease_id, a plan made on small tables hashed deliveries whole on every statement (ADR 0013).
+ * Nothing else writes a delivery while its lease is live (claims and hand-offs skip it, a
+ * redelivery leaves it), so a row whose ctid changed since the snapshot lost its lease.
  */
 const recordBatchStatement = {
   name: 'store.outbox.recordBatch',
@@ -305,16 +311,21 @@ const recordBatchStatement = {
         $8::integer[], $9::text[], $10::integer[], $11::boolean[])
         AS i (delivery_id, lease_id, status, next_attempt_at, last_error, started_at, duration_ms, outcome, http_status, hand_off)
     ),
+    leased AS (
+      SELECT i.*, d.row_id, d.lease_until >= $1 AS live FROM input i
+      CROSS JOIN LATERAL (SELECT d.ctid AS row_id, d.delivery_id, d.lease_id, d.lease_until FROM deliveries d
+        WHERE d.delivery_id >= i.delivery_id ORDER BY d.delivery_id LIMIT 1) d
+      WHERE d.delivery_id = i.delivery_id AND d.lease_id = i.lease_id
+    ),
     held AS (
-      SELECT d.delivery_id FROM deliveries d JOIN input i ON i.delivery_id = d.delivery_id AND i.lease_id = d.lease_id
-      WHERE d.lease_until >= $1
+      SELECT delivery_id FROM leased WHERE live
     ),
     recorded AS (
       UPDATE deliveries d SET attempts_made = d.attempts_made + 1, status = i.status, next_attempt_at = i.next_attempt_at,
         delivered_at = CASE WHEN i.status = 'delivered' THEN $1::timestamptz END, last_error = i.last_error,
         lease_id = NULL, lease_until = NULL
-      FROM input i
-      WHERE d.delivery_id = i.delivery_id AND d.lease_id = i.lease_id
+      FROM leased i
+      WHERE d.ctid = i.row_id
       RETURNING d.*, i.started_at AS attempt_started_at, i.duration_ms AS attempt_duration_ms, i.outcome AS attempt_outcome,
         i.http_status AS attempt_http_status, i.hand_off
     ),

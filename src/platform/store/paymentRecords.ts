@@ -111,8 +111,9 @@ export function createPaymentRecords(db: Db): PaymentRecords {
     async list(query) {
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
       const rows = await db.query<PaymentRow>(
+        // created_at IS NOT NULL (always true) names the listing indexes' predicate (migration 096).
         `SELECT ${paymentColumns} FROM order_payments
-         WHERE ($1::text IS NULL OR app_id = $1) AND ($2::text IS NULL OR client_id = $2)
+         WHERE created_at IS NOT NULL AND ($1::text IS NULL OR app_id = $1) AND ($2::text IS NULL OR client_id = $2)
            AND ($3::text IS NULL OR payment_status = $3)
            AND ($4::boolean IS NULL OR (payment_status = 'in_process' AND stuck_since IS NOT NULL) = $4)
            AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6)

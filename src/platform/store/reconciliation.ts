@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/types/platform.js';
 import type { Db } from './db.js';
-import type { OrderPaymentRef } from './orderPayments.js';
+import { seekPayment, type OrderPaymentRef } from './orderPayments.js';
 import { addMs, type Clock } from './time.js';
 
 type ReconcileAsk = components['schemas']['ReconcileAsk'];
@@ -66,12 +66,20 @@ const claimLockStatement = { name: 'store.reconciliation.claimLock', text: 'SELE
  * candidates ranked so the cost stays flat whatever the backlog, rows another statement holds
  * (an E5 settling it) skipped rather than waited for, and the final guard repeating the due
  * condition. The lease counts the ask.
+ *
+ * Its plan is kept from a platform's start (ADR 0013), so each table is reached through an index
+ * whatever the sizes it was planned on. The leases in flight are a range, the upper bound one no
+ * lease reaches (a lease ends $2 at the latest, a day covers any instance's clock): priced at a
+ * few rows, it reads order_payments_reconcile_leased, where a lower bound alone read the table
+ * whole. The chosen rows, locked by the candidates' FOR UPDATE, are found again by a seek on the
+ * primary key (seekPayment) and updated by their ctid alone, not joined with order_payments on
+ * columns a plan could hash the table on.
  */
 const claimStatement = {
   name: 'store.reconciliation.claimDue',
   text: `WITH in_flight AS (
       SELECT client_id, count(*)::int AS leased FROM order_payments
-      WHERE reconcile_lease_until >= $1
+      WHERE reconcile_lease_until >= $1 AND reconcile_lease_until < $2::timestamptz + interval '1 day'
       GROUP BY client_id
     ),
     candidates AS (
@@ -94,10 +102,14 @@ const claimStatement = {
       WHERE leased + place <= $4::integer
       ORDER BY reconcile_next_at
       LIMIT $3
+    ),
+    found AS (
+      SELECT k.row_id FROM chosen c CROSS JOIN ${seekPayment('c', 'k.ctid AS row_id, k.client_id, k.order_payment_id')} AS k
+      WHERE k.client_id = c.client_id AND k.order_payment_id = c.order_payment_id
     )
     UPDATE order_payments p SET reconcile_lease_id = $6::uuid, reconcile_lease_until = $2, reconcile_asks = p.reconcile_asks + 1
-    FROM chosen c
-    WHERE p.client_id = c.client_id AND p.order_payment_id = c.order_payment_id
+    FROM found c
+    WHERE p.ctid = c.row_id
       AND p.payment_status = 'in_process' AND (p.reconcile_lease_until IS NULL OR p.reconcile_lease_until < $1)
     RETURNING p.client_id, p.order_payment_id, p.app_id, p.hostapp_user_id, p.created_at, p.expires_at,
       p.reconcile_asks, p.stuck_since, p.reconcile_next_at`,
