@@ -117,9 +117,15 @@ describeOnBackends('hostile inbound bodies', (backend) => {
     let harness: Harness;
     let orderCounter = 0;
     beforeAll(async () => {
-      // No E6 worker: nothing changes the store behind a case's back.
+      // No E6 worker and no reconciler: nothing changes the store or calls a partner behind a
+      // case's back (the reconciler's first E4 ask of a payment a case created comes a minute
+      // later, inside a later case's count on a slow run).
       harness = await startHarness(
-        { adminToken: ADMIN_TOKEN, worker: { pollMs: 250, batchSize: 50, leaseMs: 60_000, enabled: false } },
+        {
+          adminToken: ADMIN_TOKEN,
+          worker: { pollMs: 250, batchSize: 50, leaseMs: 60_000, enabled: false },
+          reconciler: { pollMs: 1_000, batchSize: 50, enabled: false },
+        },
         backend.name,
       );
     }, 120_000);
