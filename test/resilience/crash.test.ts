@@ -21,6 +21,7 @@ import { completeOrder, createOrderPayment } from './support/requests.js';
 const postgres = backends.find((backend) => backend.name === 'postgres')!;
 const long = process.env.RESILIENCE_LONG === '1';
 const PLATFORM_PROCESS = fileURLToPath(new URL('./platform-process.ts', import.meta.url));
+const FULL_COLLECTIONS = fileURLToPath(new URL('./support/fullCollections.mjs', import.meta.url));
 const STATUSES = ['paid', 'failed', 'cancelled'] as const;
 
 if (postgres.skip) console.warn('crash.test.ts skipped: set DATABASE_URL to a PostgreSQL database to run the crash and scale tests');
@@ -43,8 +44,9 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
     await database?.dispose();
   }, 60_000);
 
-  const platform = async (): Promise<ChildServer> => {
+  const platform = async (nodeFlags: string[] = []): Promise<ChildServer> => {
     const child = await startChild(PLATFORM_PROCESS, {
+      nodeFlags,
       env: {
         MINIBRIDGE_REGISTRY: registryPath,
         DATABASE_URL: databaseUrl,
@@ -168,7 +170,7 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
     async () => {
       await database.truncate();
       const { hostapp, miniapp } = await partners();
-      const instance = await platform();
+      const instance = await platform(['--expose-gc', '--import', FULL_COLLECTIONS]);
       const samples: Array<{ t: number; rss: number; heap: number }> = [];
       const started = performance.now();
       const sampler = setInterval(async () => {
@@ -195,9 +197,11 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
       clearInterval(sampler);
       const steady = samples.filter((sample) => sample.t >= 20 && Number.isFinite(sample.rss) && Number.isFinite(sample.heap));
       const rssSlope = slope(steady.map((sample) => [sample.t, sample.rss / 2 ** 20]));
-      // The heap in use is a sawtooth (it climbs until a major collection), so its plain slope
-      // depends on where the last collection fell: the leak signal is the floor the collections
-      // leave, the lowest sample of each 10-second window, rising.
+      // The heap in use is a sawtooth (it climbs until a collection), so its plain slope depends
+      // on where the last collection fell: the leak signal is the floor the collections leave, the
+      // lowest sample of each 10-second window, rising. The platform runs a full collection every
+      // second (FULL_COLLECTIONS), so each window's floor is what is live, not where V8's last
+      // major collection happened to fall.
       const heapSlope = slope(
         floors(
           steady.map((sample) => [sample.t, sample.heap / 2 ** 20]),
