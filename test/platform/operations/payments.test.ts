@@ -155,7 +155,13 @@ describeOnBackends('payments', (backend) => {
       );
       expect(conflict.body.error_code).toBe('PAYMENT_STATUS_CONFLICT');
       // One delivery, delivered on its first attempt: neither the repeat nor the conflict queued another E6.
-      expect(await harness.deliveriesOf(orderPaymentId)).toEqual([{ status: 'delivered', attempts_made: 1 }]);
+      // The miniapp server has the E6 before the worker records its answer, so the row is waited for
+      // (bounded) until no delivery is pending; only then is "nothing more" read from the store.
+      const settled = await harness.eventually('E6 recorded', async () => {
+        const rows = await harness.deliveriesOf(orderPaymentId);
+        return rows.every((row) => row.status !== 'pending') && rows;
+      });
+      expect(settled).toEqual([{ status: 'delivered', attempts_made: 1 }]);
       expect(harness.miniapp.receivedAt('/complete-order').filter((r) => r.body.includes(orderPaymentId))).toHaveLength(1);
     });
 
