@@ -2,7 +2,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { operations as HostappOperations } from '../../../generated/types/hostapp.js';
 import type { operations as MiniappOperations } from '../../../generated/types/miniapp.js';
 import { conforms, explain, operation } from '../../contract/operations.js';
-import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText, type JsonText } from '../../contract/json.js';
+import { mayHoldUnstorableText, maxJsonDepth, readLossless, scanJson, unstorableText, type JsonText } from '../../contract/json.js';
 import { signRequest } from '../../wire/signing.js';
 import { AddressRefused } from './addressPolicy.js';
 import { AnswerTooLargeError, httpCall, type HttpCallInit } from './httpCall.js';
@@ -187,11 +187,13 @@ async function callOnce<Id extends PartnerOperationId>(
     return notJson(`: ${(error as Error).message}`);
   }
   // Before anything recursive reads it: a deeper answer would exhaust the stack of the parser,
-  // the validator or the store (the Platform API's x-max-json-depth, ADR 0015).
-  if (nestsDeeperThan(text)) return breaksApi(`objects and arrays are nested more than ${maxJsonDepth()} deep`);
+  // the validator or the store (the Platform API's x-max-json-depth, ADR 0015). The same one
+  // scan gives the lossless read the numbers' source text, so the text is scanned once.
+  const scan = scanJson(text, { depthLimit: maxJsonDepth() });
+  if (scan.tooDeep) return breaksApi(`objects and arrays are nested more than ${maxJsonDepth()} deep`);
   let parsed: unknown;
   try {
-    parsed = reading === 'forwarded' ? JSON.parse(text) : parseLossless(text);
+    parsed = reading === 'forwarded' ? JSON.parse(text) : readLossless(text, scan).value;
   } catch (error) {
     return notJson(error instanceof Error ? `: ${error.message}` : '');
   }
