@@ -36,7 +36,7 @@ export function createApp(platform: PlatformContext): PlatformListener {
   // Every request is logged; then an operation on a fixed path (E1, E2, E5, the events) is
   // answered before Express (its final handler, its router's walk), which takes everything else.
   // Requests are born with the app's prototypes (ADR 0036), so req.ip, req.path and res.status
-  // work the same on both ways.
+  // work the same on both ways (ADR 0045).
   const listener = Object.assign(
     (req: IncomingMessage, res: ServerResponse): void => {
       const request = req as Request;

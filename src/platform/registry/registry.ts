@@ -22,7 +22,7 @@ interface PartnerBase {
   /**
    * The Authorization the platform presents on its own calls to the partner, written once per
    * snapshot: `<token_prefix> base64(client_id:secret_key)` to a host app, `Basic
-   * base64(app_id:secret_key)` to a miniapp (ADR 0004).
+   * base64(app_id:secret_key)` to a miniapp (ADR 0004, ADR 0045).
    */
   authorization: string;
   signingSecrets: string[];
