@@ -1,4 +1,4 @@
-import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
+import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import { loadDocument } from './documents.js';
 
 /**
@@ -187,9 +187,13 @@ function withLosslessNumbers(value: unknown, scanned: JsonScan, next: { object: 
   return value;
 }
 
-/** Serializes values produced by parseLossless (LosslessNumbers are written as their source text). */
+/**
+ * Serializes values produced by parseLossless (LosslessNumbers are written as their source text),
+ * and anything JSON.stringify takes (a Date by its toJSON), members in their order: the text
+ * lossless-json's stringify gives, written in one pass by writeJson.
+ */
 export function stringifyLossless(value: unknown): string {
-  const text = stringify(value);
+  const text = writeJson(value, false);
   if (text === undefined) throw new TypeError('value cannot be serialized to JSON');
   return text;
 }
@@ -216,49 +220,51 @@ export function jsonText<T>(value: T): JsonText<T> {
  * they were added (sorted): the same order is used here.
  */
 export function canonicalJsonText<T>(value: T): JsonText<T> {
-  const text = canonical(value);
+  const text = writeJson(value, true);
   if (text === undefined) throw new TypeError('value cannot be serialized to JSON');
   return text as JsonText<T>;
 }
 
-function canonical(value: unknown): string | undefined {
-  const parts: string[] = [];
-  return writeCanonical(value, parts) ? parts.join('') : undefined;
-}
-
-/** Appends the canonical text of `value` to `parts`; false (nothing appended) for what JSON cannot hold. */
-function writeCanonical(value: unknown, parts: string[]): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') {
-    const text = JSON.stringify(value);
-    if (text === undefined) return false;
-    parts.push(text);
-    return true;
+/**
+ * The one JSON writer of lossless values: the text of `value`, each object's members in their
+ * own order or (`sorted`) in canonicalKeyOrder; undefined for what JSON cannot hold (undefined,
+ * a function, a symbol), which an object leaves out and an array writes as null, as
+ * JSON.stringify does. Strings, numbers and member names are written by JSON.stringify itself.
+ */
+function writeJson(value: unknown, sorted: boolean): string | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'bigint':
+      return value.toString();
+    case 'object':
+      break;
+    default:
+      return undefined;
   }
-  if (isLosslessNumber(value)) {
-    parts.push(value.value);
-    return true;
-  }
+  if (value === null) return 'null';
+  if (isLosslessNumber(value)) return value.value;
   if (Array.isArray(value)) {
-    parts.push('[');
-    for (let index = 0; index < value.length; index++) {
-      if (index > 0) parts.push(',');
-      if (!writeCanonical(value[index], parts)) parts.push('null');
-    }
-    parts.push(']');
-    return true;
+    let text = '[';
+    for (let index = 0; index < value.length; index++) text += `${index > 0 ? ',' : ''}${writeJson(value[index], sorted) ?? 'null'}`;
+    return `${text}]`;
   }
-  if (typeof value !== 'object') return false;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') return writeJson((toJSON as () => unknown).call(value), sorted);
+  if (value instanceof Boolean || value instanceof Number || value instanceof String) return JSON.stringify(value);
   const record = value as Record<string, unknown>;
-  parts.push('{');
+  const keys = Object.keys(record);
+  let text = '{';
   let first = true;
-  for (const key of canonicalKeyOrder(Object.keys(record))) {
-    const mark = parts.length;
-    parts.push(first ? '' : ',', quotedName(key), ':');
-    if (writeCanonical(record[key], parts)) first = false;
-    else parts.length = mark;
+  for (const key of sorted ? canonicalKeyOrder(keys) : keys) {
+    const member = writeJson(record[key], sorted);
+    if (member === undefined) continue;
+    text += `${first ? '' : ','}${quotedName(key)}:${member}`;
+    first = false;
   }
-  parts.push('}');
-  return true;
+  return `${text}}`;
 }
 
 // Member names repeat on every request (an order's `currency`, `items`, ...): each is quoted once.
@@ -299,29 +305,45 @@ export function decimalText(value: unknown): string {
 const numberSources = new WeakMap<object, Map<string | number, string>>();
 
 /**
- * A plain-JSON copy of a lossless value for schema validation: LosslessNumbers become JS numbers
+ * A plain-JSON view of a lossless value for schema validation: LosslessNumbers become JS numbers
  * (so `type: number`, `minimum` and friends apply) and their source text is remembered, so the
- * `x-decimal` keyword can count the digits that were really sent.
+ * `x-decimal` keyword can count the digits that were really sent. Only what holds a
+ * LosslessNumber is copied: a member or item without one (most strings, an E2 body, a whole
+ * `custom_attributes` of text) is the value itself, since the validator reads and never changes
+ * what it checks (no defaults, coercion or removal: ajv.ts).
  */
 export function validationView(value: unknown): unknown {
   if (isLosslessNumber(value)) return Number(value.value);
   if (Array.isArray(value)) {
-    const copy: unknown[] = new Array(value.length);
+    let copy: unknown[] | undefined;
     for (let index = 0; index < value.length; index++) {
       const item: unknown = value[index];
-      copy[index] = validationView(item);
+      const view = validationView(item);
+      if (copy === undefined) {
+        if (view === item) continue;
+        copy = value.slice(0, index);
+      }
+      copy[index] = view;
       if (isLosslessNumber(item)) rememberSource(copy, index, item);
     }
-    return copy;
+    return copy ?? value;
   }
   if (isJsonObject(value)) {
-    const copy: Record<string, unknown> = {};
-    for (const key of Object.keys(value)) {
+    let copy: Record<string, unknown> | undefined;
+    const keys = Object.keys(value);
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index]!;
       const item = value[key];
-      setOwn(copy, key, validationView(item));
+      const view = validationView(item);
+      if (copy === undefined) {
+        if (view === item) continue;
+        copy = {};
+        for (let before = 0; before < index; before++) setOwn(copy, keys[before]!, value[keys[before]!]);
+      }
+      setOwn(copy, key, view);
       if (isLosslessNumber(item)) rememberSource(copy, key, item);
     }
-    return copy;
+    return copy ?? value;
   }
   return value;
 }

@@ -137,11 +137,11 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const worker = new DeliveryWorker(platform);
   const reconciler = new Reconciler(platform);
   const records = new RecordsWorker(platform);
-  const app = createApp(platform);
+  const listener = createApp(platform);
   const server = createServer(
     {
       // Requests and responses born with Express's prototypes, so no request swaps one (ADR 0036).
-      ...appServerClasses(app),
+      ...appServerClasses(listener.app),
       // A request (headers and body) must arrive in full within the time-out: a client that
       // trickles its body is cut with a 408 (ADR 0015). Node checks at this interval.
       requestTimeout: config.requestTimeoutMs,
@@ -150,7 +150,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       headersTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1_000, Math.max(config.requestTimeoutMs / 4, 50)),
     },
-    app,
+    listener,
   );
   // Longer than the 60 s idle time-out of common load balancers, so a proxy never reuses a
   // connection the platform is closing at that instant (ADR 0010).

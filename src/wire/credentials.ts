@@ -19,6 +19,15 @@ export function readCredentials(header: string | undefined): PresentedCredential
 
 /** Constant-time string equality (hashing first so lengths leak nothing either). */
 export function safeEqual(a: string, b: string): boolean {
-  // One-shot hashes: no Hash object per call (this runs on every authenticated request).
-  return timingSafeEqual(hash('sha256', a, 'buffer'), hash('sha256', b, 'buffer'));
+  return equalsConstantTime(b)(a);
+}
+
+/**
+ * safeEqual against one fixed `expected`, its hash made once: a partner's id or secret is
+ * compared on every request, so only the presented value is hashed per call. One-shot hashes:
+ * no Hash object per call.
+ */
+export function equalsConstantTime(expected: string): (presented: string) => boolean {
+  const expectedDigest = hash('sha256', expected, 'buffer');
+  return (presented) => timingSafeEqual(hash('sha256', presented, 'buffer'), expectedDigest);
 }

@@ -13,17 +13,8 @@ import { maxBodyBytes } from '../contract/limits.js';
  */
 export async function readJsonBody(req: Request, op: OperationContract): Promise<{ raw: Buffer; value: unknown }> {
   const type = req.headers['content-type'] ?? '';
-  const [mediaType, ...parameters] = type.split(';').map((part) => part.trim().toLowerCase());
-  if (mediaType !== 'application/json') {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, not ${type || 'absent'}`);
-  }
-  const charset = parameters
-    .find((parameter) => parameter.startsWith('charset='))
-    ?.slice(8)
-    .replace(/"/g, '');
-  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8, not ${charset}`);
-  }
+  // What nearly every partner sends needs no parsing.
+  if (type !== 'application/json') refuseMediaType(type);
   let raw: Buffer;
   try {
     raw = await readBodyBytes(req);
@@ -36,6 +27,21 @@ export async function readJsonBody(req: Request, op: OperationContract): Promise
   } catch (error) {
     if (error instanceof InboundRefusal) throw new ApiError(invalidInputCode(op), error.message);
     throw error;
+  }
+}
+
+/** Throws UNSUPPORTED_MEDIA_TYPE unless `type` is JSON in UTF-8 (charset absent, `utf-8` or `utf8`). */
+function refuseMediaType(type: string): void {
+  const [mediaType, ...parameters] = type.split(';').map((part) => part.trim().toLowerCase());
+  if (mediaType !== 'application/json') {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, not ${type || 'absent'}`);
+  }
+  const charset = parameters
+    .find((parameter) => parameter.startsWith('charset='))
+    ?.slice(8)
+    .replace(/"/g, '');
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8, not ${charset}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Partner } from '../registry/registry.js';
 import { ApiError } from '../../contract/errors.js';
-import { readCredentials, safeEqual } from '../../wire/credentials.js';
+import { readCredentials } from '../../wire/credentials.js';
 import { describeVerificationFailure, replayExpiresAt, verifyRequest, type SignatureInput } from '../../wire/signing.js';
 
 export interface InboundRequest {
@@ -48,7 +48,7 @@ export async function authenticatePartner(
       throw new ApiError('UNAUTHORIZED', `Authorization must be "${expectedScheme} base64(id:secret)"`, challenge(expectedScheme));
     }
     // Both comparisons always run, so timing does not tell which half was wrong.
-    const idMatches = safeEqual(presented.id, partner.id);
+    const idMatches = partner.idMatches(presented.id);
     const secretMatches = partner.secretMatches(presented.secret);
     if (!idMatches || !secretMatches) throw new ApiError('UNAUTHORIZED', `the credentials do not match ${who}`, challenge(expectedScheme));
     credentialsGood = true;

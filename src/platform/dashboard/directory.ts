@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import { IpAllowList } from '../auth/ipAllowList.js';
+import { equalsConstantTime } from '../../wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../wire/authorization.js';
 import { Registry, type Hostapp, type Miniapp } from '../registry/registry.js';
 import type { Listening, Queryable, Store, PartnerRow, CredentialRow, PartnerKind, NewAuditEntry } from '../store/index.js';
 import { PARTNERS_CHANNEL } from '../store/index.js';
@@ -121,7 +123,6 @@ export class PartnerDirectory {
         const own = credentials.get(`${row.partner_type}:${row.partner_id}`) ?? [];
         const keys = own.filter((c) => c.kind === 'secret_key');
         const open = (c: CredentialRow) => this.box.open(c.sealed ?? '', c.credential_id);
-        const verifiers = keys.map((c) => c.verifier);
         // The oldest active key is presented outbound until it is revoked (ADR 0027).
         const secretKey = keys[0] ? open(keys[0]) : '';
         const settings = row.settings as HostappSettings | MiniappSettings;
@@ -129,7 +130,12 @@ export class PartnerDirectory {
         const base = {
           id: row.partner_id,
           secretKey,
-          secretMatches: (presented: string) => this.box.matches(presented, verifiers),
+          secretMatches: this.box.matcher(keys.map((c) => c.verifier)),
+          idMatches: equalsConstantTime(row.partner_id),
+          authorization:
+            row.partner_type === 'hostapp'
+              ? prefixedAuthorization((settings as HostappSettings).token_prefix, row.partner_id, secretKey)
+              : basicAuthorization(row.partner_id, secretKey),
           signingSecrets,
           allowList: new IpAllowList(settings.allowed_ips),
           internalUrls: new Set<string>(settings.internal_urls ?? []),
@@ -182,7 +188,7 @@ export class PartnerDirectory {
       }
     }
     // An unknown id costs what a known one does: one HMAC and the comparisons (ADR 0038).
-    return Registry.of(hostapps, miniapps, (presented) => this.box.matches(presented, []));
+    return Registry.of(hostapps, miniapps, this.box.matcher([]));
   }
 
   /**

@@ -88,15 +88,33 @@ export class SecretBox {
    * how many a partner has, or whether there is a partner at all (no verifiers: the decoy check).
    */
   matches(secret: string, verifiers: readonly string[]): boolean {
+    return this.matchesDecoded(secret, verifiers.map(decodedVerifier));
+  }
+
+  /**
+   * `matches` against fixed `verifiers`, decoded once: a partner's secret is checked on every
+   * request, so only the presented secret's verifier is made per call.
+   */
+  matcher(verifiers: readonly string[]): (secret: string) => boolean {
+    const decoded = verifiers.map(decodedVerifier);
+    return (secret) => this.matchesDecoded(secret, decoded);
+  }
+
+  /** `matches` with the verifiers as bytes. */
+  matchesDecoded(secret: string, verifiers: readonly Buffer[]): boolean {
     const presented = this.verifierBytes(secret);
     let found = false;
     const compared = verifiers.length >= 2 ? verifiers : [...verifiers, ...DECOY_VERIFIERS].slice(0, 2);
-    for (const [index, verifier] of compared.entries()) {
-      const expected = Buffer.from(verifier, 'base64url');
+    for (let index = 0; index < compared.length; index++) {
+      const expected = compared[index]!;
       if (expected.length === presented.length && timingSafeEqual(expected, presented) && index < verifiers.length) found = true;
     }
     return found;
   }
+}
+
+function decodedVerifier(verifier: string): Buffer {
+  return Buffer.from(verifier, 'base64url');
 }
 
 /** What the sealed pepper is bound to (the associated data of its sealing). */
@@ -128,7 +146,7 @@ function openWith(sealKey: Buffer, sealed: string, boundTo: string): string {
 }
 
 /** Compared against to pad a check to two verifiers; 32 bytes, the length of a real verifier, matching nothing. */
-const DECOY_VERIFIERS = [Buffer.alloc(32, 0).toString('base64url'), Buffer.alloc(32, 0).toString('base64url')];
+const DECOY_VERIFIERS = [Buffer.alloc(32, 0), Buffer.alloc(32, 0)];
 
 /** A new `secret_key`: 32 random bytes, URL-safe base64 (43 characters). */
 export function newSecretKey(): string {

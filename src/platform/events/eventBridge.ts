@@ -1,6 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/types/platform.js';
-import { jsonText, stringifyLossless } from '../../contract/json.js';
+import { stringifyLossless } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
 import { namedIdLengths } from '../../contract/records.js';
 import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
@@ -30,6 +30,8 @@ export async function forwardEvent(
   const recipientName = direction === 'hostapp_to_miniapp' ? `miniapp ${request.app_id}` : `host app ${request.client_id}`;
   if (!sender) throw new Error('event operations have an authenticated sender');
   const eventId = eventIdFor(direction, sender.id, request.external_event_id);
+  // The payload serialised once: the text logged is the text sent inside the event.
+  const payload = stringifyLossless(request.payload);
   const logEntry = {
     event_id: eventId,
     direction,
@@ -37,7 +39,7 @@ export async function forwardEvent(
     client_id: request.client_id,
     event_type: request.event_type,
     external_event_id: request.external_event_id ?? null,
-    payload: stringifyLossless(request.payload),
+    payload,
     // Whom the event names, kept beside it so an erasure finds it without reading payloads (ADR 0041).
     ...namedIn(request.payload),
   };
@@ -62,11 +64,12 @@ export async function forwardEvent(
     await refuse(new ApiError('EVENT_RECEIVER_DISABLED', `${recipientName} has not enabled its event receiver`));
   }
 
-  const event = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type, payload: request.payload };
+  // The E7 event, its members in the order jsonText would write them, around the payload's text.
+  const event = `{"app_id":${JSON.stringify(request.app_id)},"client_id":${JSON.stringify(request.client_id)},"event_type":${JSON.stringify(request.event_type)},"payload":${payload}}`;
   const answer =
     direction === 'hostapp_to_miniapp'
-      ? await deliverEventToMiniapp(platform, miniapp, jsonText(event), eventId)
-      : await deliverEventToHostapp(platform, hostapp, jsonText(event), eventId);
+      ? await deliverEventToMiniapp(platform, miniapp, event as Parameters<typeof deliverEventToMiniapp>[2], eventId)
+      : await deliverEventToHostapp(platform, hostapp, event as Parameters<typeof deliverEventToHostapp>[2], eventId);
   const outcome = answer.ok ? 'delivered' : 'failed';
   platform.metrics.events.inc({ direction, outcome });
   await platform.store.eventLog.record({
@@ -92,7 +95,8 @@ export async function forwardEvent(
 
 function eventIdFor(direction: EventDirection, senderId: string, externalEventId: string | undefined): string {
   if (externalEventId === undefined) return `evt_${randomUUID().replaceAll('-', '')}`;
-  const digest = createHash('sha256').update(`${direction}\n${senderId}\n${externalEventId}`).digest('hex');
+  // One-shot: no Hash object per event.
+  const digest = hash('sha256', `${direction}\n${senderId}\n${externalEventId}`, 'hex');
   return `evt_${digest.slice(0, 32)}`;
 }
 

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { contractOperations, type OperationContract } from '../../contract/operations.js';
@@ -15,7 +16,13 @@ import { sendError } from './respond.js';
  * dashboard at /dashboard/, and contract-shaped JSON for everything else (unknown route 404,
  * wrong method 405), never HTML.
  */
-export function createApp(platform: PlatformContext): express.Express {
+/**
+ * The server's request listener, and the Express app behind it, whose prototypes are the ones
+ * requests are born with (ADR 0036).
+ */
+export type PlatformListener = ((req: IncomingMessage, res: ServerResponse) => void) & { app: express.Express };
+
+export function createApp(platform: PlatformContext): PlatformListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', platform.config.trustProxy);
@@ -26,9 +33,18 @@ export function createApp(platform: PlatformContext): express.Express {
   });
   const router = express.Router({ strict: false });
   const fixedPathOperations = mountOperations(router, platform, handlers);
-  // One middleware for both: every request is logged, then an operation on a fixed path (E1, E2,
-  // E5, the events) is answered without another walk through Express's router.
-  app.use((req: Request, res: Response, next: NextFunction) => logRequest(req, res, () => fixedPathOperations(req, res, next)));
+  // Every request is logged; then an operation on a fixed path (E1, E2, E5, the events) is
+  // answered before Express (its final handler, its router's walk), which takes everything else.
+  // Requests are born with the app's prototypes (ADR 0036), so req.ip, req.path and res.status
+  // work the same on both ways (ADR 0045).
+  const listener = Object.assign(
+    (req: IncomingMessage, res: ServerResponse): void => {
+      const request = req as Request;
+      const response = res as Response;
+      logRequest(request, response, () => fixedPathOperations(request, response, () => app(req, res)));
+    },
+    { app },
+  );
   // Express answers OPTIONS itself with a text/plain list of methods; no operation documents
   // OPTIONS (partners call from servers, there is no CORS), so it falls through to the 405/404 below.
   app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? next() : router(req, res, next)));
@@ -74,7 +90,7 @@ export function createApp(platform: PlatformContext): express.Express {
     const op = knownPaths.find((known) => known.method === req.method && known.pattern.test(req.path))?.op;
     sendError(res, (op && clientFault(error, op)) ?? error, op, req.log);
   });
-  return app;
+  return listener;
 }
 
 /**

@@ -84,11 +84,19 @@ export function mountOperations(router: Router, platform: PlatformContext, handl
   }
   // The router tries its routes one by one for every request; a path without parameters (E1, E2,
   // E5, the event operations) is found by one lookup, matched as the router would match it
-  // (case-insensitive, one optional trailing slash). Anything else goes on to the router.
+  // (case-insensitive, one optional trailing slash), and answered without Express. Anything else
+  // goes on (`next`) to Express.
   return (req, res, next) => {
     const route = fixedPaths.get(fixedPathKey(req.method, req.path));
-    if (route) route(req, res);
-    else next();
+    if (!route) {
+      next();
+      return;
+    }
+    // What Express's app.handle sets up before its router, and the pipeline reads.
+    req.res = res;
+    res.req = req;
+    res.locals = Object.create(null) as Response['locals'];
+    route(req, res);
   };
 }
 

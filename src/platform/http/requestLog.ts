@@ -38,6 +38,8 @@ export function requestLog(app: Express, log: Logger, finished?: RequestFinished
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const logged = log.isLevelEnabled('info') && !UNLOGGED.has(req.path);
+    // The URL as it arrived (Express's originalUrl; a request answered before Express has none).
+    const url = req.url;
     if (logged || finished) {
       const started = performance.now();
       res.on('finish', () => {
@@ -51,7 +53,7 @@ export function requestLog(app: Express, log: Logger, finished?: RequestFinished
         if (logged)
           req.log.info(
             {
-              req: { method: req.method, url: req.originalUrl },
+              req: { method: req.method, url },
               res: { statusCode: res.statusCode },
               responseTime: Math.round(milliseconds),
               operation: res.locals.operationId,

@@ -32,14 +32,18 @@ export function sendReply(
     pipeline(reply.body, res, () => {});
     return;
   }
+  // Text is written directly, JSON and the rest alike: res.send would hash every answer for an
+  // ETag (and answer 304 to a matching If-None-Match), and no answer of the platform is
+  // cacheable (each reports a state at one moment, or an error). Node sends no body to a HEAD.
   if (reply.contentType && typeof reply.body === 'string') {
-    res.type(reply.contentType).send(reply.body);
+    writeText(res, /;\s*charset=/i.test(reply.contentType) ? reply.contentType : `${reply.contentType}; charset=utf-8`, reply.body);
     return;
   }
-  // JSON is written directly: res.send would hash every answer for an ETag, and no answer of the
-  // platform is cacheable (each reports a state at one moment, or an error).
-  const text = stringifyLossless(reply.body);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  writeText(res, 'application/json; charset=utf-8', stringifyLossless(reply.body));
+}
+
+function writeText(res: Response, contentType: string, text: string): void {
+  res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
 }

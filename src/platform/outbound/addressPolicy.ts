@@ -187,16 +187,33 @@ export function reachOf(
   url: string,
   running: { sandboxLoopback: boolean },
 ): 'public' | 'operator-approved' | 'sandbox-loopback' {
-  let hostname: string;
-  try {
-    hostname = new URL(url).hostname;
-  } catch {
-    return 'public';
-  }
-  if (approved.has(name) && isInternalHost(hostname)) return 'operator-approved';
-  if (running.sandboxLoopback && isLoopbackHost(hostname)) return 'sandbox-loopback';
+  const host = hostOf(url);
+  if (!host) return 'public';
+  if (approved.has(name) && host.internal) return 'operator-approved';
+  if (running.sandboxLoopback && host.loopback) return 'sandbox-loopback';
   return 'public';
 }
+
+/**
+ * What a URL's host is, worked out once per URL text: every partner call asks, and the answer
+ * depends on the text alone (no name is resolved here; connections are checked as they open).
+ * Undefined for text that is not a URL. Bounded: the URLs come from partners' registrations.
+ */
+function hostOf(url: string): { internal: boolean; loopback: boolean } | undefined {
+  if (hosts.has(url)) return hosts.get(url);
+  let host: { internal: boolean; loopback: boolean } | undefined;
+  try {
+    const { hostname } = new URL(url);
+    host = { internal: isInternalHost(hostname), loopback: isLoopbackHost(hostname) };
+  } catch {
+    host = undefined;
+  }
+  if (hosts.size >= MAX_REMEMBERED_URLS) hosts.clear();
+  hosts.set(url, host);
+  return host;
+}
+const hosts = new Map<string, { internal: boolean; loopback: boolean } | undefined>();
+const MAX_REMEMBERED_URLS = 4096;
 
 /** The names of `urls` that name an internal address: what an operator's registration approves (ADR 0038). */
 export function internalUrlNames(urls: Readonly<Record<string, string | undefined>> | undefined): string[] {

@@ -1,6 +1,5 @@
 import type { components } from '../../../generated/types/hostapp.js';
 import { jsonText, type JsonText } from '../../contract/json.js';
-import { prefixedAuthorization } from '../../wire/authorization.js';
 import type { Hostapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
 import { callPartner, type PartnerAnswer, type PartnerCaller, type PartnerOutcome } from './partnerCall.js';
@@ -17,7 +16,7 @@ export interface PaymentUser {
 /** `<prefix> base64(client_id:secret)`, or `<prefix> <user access token>` when the host app opted in. */
 export function hostappAuthorization(hostapp: Hostapp, userAccessToken?: string): string {
   if (hostapp.registration.use_access_token && userAccessToken) return `${hostapp.tokenPrefix} ${userAccessToken}`;
-  return prefixedAuthorization(hostapp.tokenPrefix, hostapp.id, hostapp.secretKey);
+  return hostapp.authorization;
 }
 
 function notRegistered(what: string): PartnerOutcome<never> {

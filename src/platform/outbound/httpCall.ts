@@ -35,6 +35,9 @@ export interface HttpCallInit {
   reach: keyof typeof agents;
 }
 
+/** Where a call goes: a URL, or what the exchange reads of one. */
+export type CallTarget = Pick<URL, 'origin' | 'pathname' | 'search'>;
+
 /** A complete answer: its status and every byte of its body. */
 export interface HttpAnswer {
   status: number;
@@ -60,7 +63,7 @@ export class AnswerTooLargeError extends Error {
  * TimeoutError), or a body past `maxAnswerBytes` (announced by Content-Length or counted as it
  * arrives). At most `maxAnswerBytes` bytes are ever held; a cut exchange closes its connection.
  */
-export function httpCall(url: URL, init: HttpCallInit): Promise<HttpAnswer> {
+export function httpCall(url: CallTarget, init: HttpCallInit): Promise<HttpAnswer> {
   const { maxAnswerBytes } = init;
   return new Promise<HttpAnswer>((resolve, reject) => {
     let settled = false;

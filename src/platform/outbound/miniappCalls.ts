@@ -1,6 +1,5 @@
 import type { components } from '../../../generated/types/miniapp.js';
 import type { JsonText } from '../../contract/json.js';
-import { basicAuthorization } from '../../wire/authorization.js';
 import type { Miniapp } from '../registry/registry.js';
 import { reachOf } from './addressPolicy.js';
 import { callPartner, type PartnerAnswer, type PartnerCaller, type PartnerOutcome } from './partnerCall.js';
@@ -26,7 +25,7 @@ export function deliverOrderCompletion(
     {
       url,
       reach: reachOf(miniapp.internalUrls, 'complete_order', url, caller.config),
-      authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
+      authorization: miniapp.authorization,
       signingSecrets: miniapp.signingSecrets,
       headers: { 'X-Minibridge-Event-Id': eventId, 'X-Minibridge-Delivery-Attempt': String(attempt) },
       messageId: eventId,
@@ -50,7 +49,7 @@ export function deliverEventToMiniapp(
     {
       url,
       reach: reachOf(miniapp.internalUrls, 'events', url, caller.config),
-      authorization: basicAuthorization(miniapp.id, miniapp.secretKey),
+      authorization: miniapp.authorization,
       signingSecrets: miniapp.signingSecrets,
       headers: { 'X-Minibridge-Event-Id': eventId },
       messageId: eventId,

@@ -2,10 +2,10 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { operations as HostappOperations } from '../../../generated/types/hostapp.js';
 import type { operations as MiniappOperations } from '../../../generated/types/miniapp.js';
 import { conforms, explain, operation } from '../../contract/operations.js';
-import { mayHoldUnstorableText, maxJsonDepth, nestsDeeperThan, parseLossless, unstorableText, type JsonText } from '../../contract/json.js';
+import { mayHoldUnstorableText, maxJsonDepth, readLossless, scanJson, unstorableText, type JsonText } from '../../contract/json.js';
 import { signRequest } from '../../wire/signing.js';
 import { AddressRefused } from './addressPolicy.js';
-import { AnswerTooLargeError, httpCall, type HttpCallInit } from './httpCall.js';
+import { AnswerTooLargeError, httpCall, type CallTarget, type HttpCallInit } from './httpCall.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /** Every operation the partner APIs define, as openapi-typescript generated them. */
@@ -141,9 +141,8 @@ async function callOnce<Id extends PartnerOperationId>(
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
 
-  const target = new URL(request.url);
   const body = 'body' in request ? (request.body as string) : undefined;
-  if ('query' in request) for (const [name, value] of Object.entries(request.query)) target.searchParams.append(name, String(value));
+  const target = 'query' in request ? withQuery(request.url, request.query) : targetOf(request.url);
   const headers: Record<string, string> = { authorization: request.authorization };
   for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = String(value);
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -187,11 +186,13 @@ async function callOnce<Id extends PartnerOperationId>(
     return notJson(`: ${(error as Error).message}`);
   }
   // Before anything recursive reads it: a deeper answer would exhaust the stack of the parser,
-  // the validator or the store (the Platform API's x-max-json-depth, ADR 0015).
-  if (nestsDeeperThan(text)) return breaksApi(`objects and arrays are nested more than ${maxJsonDepth()} deep`);
+  // the validator or the store (the Platform API's x-max-json-depth, ADR 0015). The same one
+  // scan gives the lossless read the numbers' source text, so the text is scanned once.
+  const scan = scanJson(text, { depthLimit: maxJsonDepth() });
+  if (scan.tooDeep) return breaksApi(`objects and arrays are nested more than ${maxJsonDepth()} deep`);
   let parsed: unknown;
   try {
-    parsed = reading === 'forwarded' ? JSON.parse(text) : parseLossless(text);
+    parsed = reading === 'forwarded' ? JSON.parse(text) : readLossless(text, scan).value;
   } catch (error) {
     return notJson(error instanceof Error ? `: ${error.message}` : '');
   }
@@ -206,6 +207,30 @@ async function callOnce<Id extends PartnerOperationId>(
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A registered URL with the query's parameters appended (E4 by GET). */
+function withQuery(url: string, query: Record<string, unknown>): URL {
+  const target = new URL(url);
+  for (const [name, value] of Object.entries(query)) target.searchParams.append(name, String(value));
+  return target;
+}
+
+/**
+ * Where a call with a body goes, parsed once per URL text (each E1 calls the same E3 URL).
+ * Frozen, so no call can change another's target. Bounded: the URLs come from registrations.
+ */
+function targetOf(url: string): CallTarget {
+  let target = targets.get(url);
+  if (!target) {
+    const { origin, pathname, search } = new URL(url);
+    target = Object.freeze({ origin, pathname, search });
+    if (targets.size >= MAX_REMEMBERED_URLS) targets.clear();
+    targets.set(url, target);
+  }
+  return target;
+}
+const targets = new Map<string, CallTarget>();
+const MAX_REMEMBERED_URLS = 4096;
 
 function isTimeout(error: unknown): boolean {
   const name = (error as { name?: string })?.name;

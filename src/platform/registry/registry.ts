@@ -1,6 +1,7 @@
 import type { components } from '../../../generated/types/registry.js';
 import { IpAllowList } from '../auth/ipAllowList.js';
-import { safeEqual } from '../../wire/credentials.js';
+import { equalsConstantTime, safeEqual } from '../../wire/credentials.js';
+import { basicAuthorization, prefixedAuthorization } from '../../wire/authorization.js';
 import { signingSecretProblem } from '../../wire/signing.js';
 import { RegistryError } from './registryError.js';
 import { internalUrlNames } from '../outbound/addressPolicy.js';
@@ -16,6 +17,14 @@ interface PartnerBase {
   secretKey: string;
   /** Whether `presented` is one of the partner's active secret_keys (both during a rotation); constant time. */
   secretMatches(presented: string): boolean;
+  /** Whether `presented` is the partner's id; constant time, the id's own digest made once per snapshot. */
+  idMatches(presented: string): boolean;
+  /**
+   * The Authorization the platform presents on its own calls to the partner, written once per
+   * snapshot: `<token_prefix> base64(client_id:secret_key)` to a host app, `Basic
+   * base64(app_id:secret_key)` to a miniapp (ADR 0004, ADR 0045).
+   */
+  authorization: string;
   signingSecrets: string[];
   allowList: IpAllowList;
   features: Required<components['schemas']['Features']>;
@@ -63,11 +72,18 @@ export class Registry {
   }
 
   constructor(file: RegistryFile, secret: (value: Secret, where: string) => string, source: string) {
-    const base = (registration: HostappRegistration | MiniappRegistration, where: string): PartnerBase => {
+    const base = (
+      registration: HostappRegistration | MiniappRegistration,
+      where: string,
+      id: string,
+      prefix: string | undefined,
+    ): PartnerBase => {
       const secretKey = secret(registration.secret_key, `${where}.secret_key`);
       return {
         secretKey,
-        secretMatches: (presented) => safeEqual(presented, secretKey),
+        secretMatches: equalsConstantTime(secretKey),
+        idMatches: equalsConstantTime(id),
+        authorization: prefix === undefined ? basicAuthorization(id, secretKey) : prefixedAuthorization(prefix, id, secretKey),
         signingSecrets: registration.signing?.enabled
           ? (registration.signing.secrets ?? []).map((value, index) => {
               const path = `${where}.signing.secrets[${index}]`;
@@ -99,7 +115,7 @@ export class Registry {
           id: registration.client_id,
           registration,
           tokenPrefix: registration.token_prefix,
-          ...base(registration, where),
+          ...base(registration, where, registration.client_id, registration.token_prefix),
         }),
       );
     });
@@ -118,7 +134,7 @@ export class Registry {
           id: registration.app_id,
           registration,
           hostapps: new Set(registration.hostapps),
-          ...base(registration, where),
+          ...base(registration, where, registration.app_id, undefined),
         }),
       );
     });

@@ -115,10 +115,12 @@ describe('the platform server', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ order_payment_id: 'hop_classes_1' });
     expect(arrivals).toHaveLength(1);
-    // The app serving the requests is the server's other 'request' listener: its own prototypes,
-    // not another app's (which Express would swap in again on every request).
-    const served = harness.running.server.listeners('request').find((listener) => 'handle' in listener && 'request' in listener) as
-      express.Express | undefined;
+    // The app behind the server's other 'request' listener (the platform's, which answers E1
+    // before Express): its own prototypes, not another app's (which Express would swap in again
+    // on every request).
+    const served = (
+      harness.running.server.listeners('request').find((listener) => 'app' in listener) as { app: express.Express } | undefined
+    )?.app;
     expect(served).toBeDefined();
     expect(arrivals[0]!.request).toBe(served!.request);
     expect(arrivals[0]!.response).toBe(served!.response);

@@ -533,13 +533,14 @@ describeOnBackends('payments', (backend) => {
       const sent = await harness.call('sendHostappEvent', event, { authorization: harness.hostappToken() });
       expect(sent.status).toBe(200);
       expect(sent.text).toBe('{"miniapp_received":true,"amount":12345678901234567890}');
+      // Forwarded as JSON text, without an ETag: nothing the platform answers is cacheable.
+      expect(sent.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(sent.headers.get('etag')).toBeNull();
       const delivered = harness.miniapp.receivedAt('/events').at(-1)!;
-      expect(JSON.parse(delivered.body)).toEqual({
-        app_id: MINIAPP.id,
-        client_id: HOSTAPP.id,
-        event_type: 'user_profile_updated',
-        payload: { fields: ['name'] },
-      });
+      // Byte for byte: the contract's members in order, the payload as sent.
+      expect(delivered.body).toBe(
+        JSON.stringify({ app_id: MINIAPP.id, client_id: HOSTAPP.id, event_type: 'user_profile_updated', payload: { fields: ['name'] } }),
+      );
       expect(delivered.headers.authorization).toBe(basicAuthorization(MINIAPP.id, MINIAPP.secret));
       const again = await harness.call('sendHostappEvent', event, { authorization: harness.hostappToken() });
       expect(again.headers.get('x-minibridge-event-id')).toBe(sent.headers.get('x-minibridge-event-id'));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
+import { stringify as losslessJsonStringify } from 'lossless-json';
 import { canonicalJsonText, isJsonObject, parseLossless, stringifyLossless } from '../../../src/contract/json.js';
 import { hostappOrderRequest, hostappOrderText } from '../../../src/platform/payments/hostappOrder.js';
 import { propertyRunOptions } from '../../support/properties.js';
@@ -82,12 +83,38 @@ describe('canonicalJsonText', () => {
         (value, keys) => {
           const withKeys = { ...Object.fromEntries(keys.map((key, index) => [key, index])), nested: value };
           const parsed = parseLossless(JSON.stringify(withKeys) ?? 'null');
-          expect(canonicalJsonText(parsed)).toBe(stringifyLossless(sortedCopy(parsed)));
+          expect(canonicalJsonText(parsed)).toBe(losslessJsonStringify(sortedCopy(parsed)));
         },
       ),
       propertyRunOptions('canonicalJsonText', 300),
     );
     const exact = parseLossless('{"b":12345678901234567.89,"a":[1.50,{"10":1,"9":2,"x":3}]}');
     expect(canonicalJsonText(exact)).toBe('{"a":[1.50,{"9":2,"10":1,"x":3}],"b":12345678901234567.89}');
+  });
+});
+
+describe('stringifyLossless', () => {
+  test("writes lossless-json's text for any JSON with exact numbers, and what JSON.stringify takes besides", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const parsed = parseLossless(JSON.stringify(value) ?? 'null');
+        expect(stringifyLossless(parsed)).toBe(losslessJsonStringify(parsed));
+      }),
+      propertyRunOptions('stringifyLossless', 300),
+    );
+    const others = {
+      at: new Date('2026-11-26T09:30:00.000Z'),
+      invalid: new Date(Number.NaN),
+      skipped: undefined,
+      call: () => 1,
+      list: [undefined, () => 1, Symbol('s'), Number.NaN, -0, 1e21],
+      big: 12345678901234567890n,
+      boxed: [new Number(2), new String('s'), new Boolean(false)],
+      own: { toJSON: () => ({ b: 1, a: [2] }) },
+      exact: parseLossless('[12345678901234567.89, 1.50]'),
+      nested: { '10': 1, '9': 2, x: { y: null } },
+    };
+    expect(stringifyLossless(others)).toBe(losslessJsonStringify(others));
+    expect(() => stringifyLossless(undefined)).toThrow(TypeError);
   });
 });
