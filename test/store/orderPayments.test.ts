@@ -20,8 +20,10 @@ describeEachBackend('order payments', (database) => {
     const created = await store.orderPayments.create(input, null);
 
     expect(created.outcome).toBe('created');
-    const { expires_at, reconcile_at, ...fields } = input;
+    // The order's text is written, not read back (the next test reads its column).
+    const { expires_at, reconcile_at, order_json, ...fields } = input;
     void reconcile_at;
+    void order_json;
     const expected = {
       ...fields,
       expires_at: expires_at.toISOString(),
@@ -38,13 +40,21 @@ describeEachBackend('order payments', (database) => {
   });
 
   it('keeps money and the order JSON exactly as sent', async () => {
+    // The order's text is stored, not read back by the store's readers: read from its column.
+    const storedOrder = async (input: { client_id: string; order_payment_id: string }) =>
+      (
+        await database.db.query<{ order_json: string }>(
+          'SELECT order_json FROM order_payments WHERE client_id = $1 AND order_payment_id = $2',
+          [input.client_id, input.order_payment_id],
+        )
+      )[0]?.order_json;
     for (const amount of ['12345678901234567890', '0.10', '99999999999999999999', '12.30', '0']) {
       const orderJson = `{"amount":${amount},"note":"1e400 stays text","tax_amount":"0.10"}`;
       const input = newOrderPayment({ amount, order_json: orderJson });
       await store.orderPayments.create(input, null);
       const stored = await store.orderPayments.get(refOf(input));
       expect(stored?.amount).toBe(amount);
-      expect(stored?.order_json).toBe(orderJson);
+      expect(await storedOrder(input)).toBe(orderJson);
     }
     // The batch sends the order's text as a JSON member, not a string of it: escapes, unicode,
     // spacing and number forms must come back byte for byte.
@@ -53,8 +63,8 @@ describeEachBackend('order payments', (database) => {
       '{ "spaced" : [ 1 , 2 ] ,\n "slash":"a\\/b" }',
     ]) {
       const input = newOrderPayment({ order_json: orderJson });
-      expect((await store.orderPayments.create(input, null)).orderPayment.order_json).toBe(orderJson);
-      expect((await store.orderPayments.get(refOf(input)))?.order_json).toBe(orderJson);
+      expect((await store.orderPayments.create(input, null)).outcome).toBe('created');
+      expect(await storedOrder(input)).toBe(orderJson);
     }
     const [sum] = await database.db.query<{ amount: string }>(
       "SELECT amount::text AS amount FROM order_payments WHERE amount_text = '12345678901234567890'",

@@ -1,4 +1,4 @@
-import { parse, stringify } from 'lossless-json';
+import { parseLossless, stringifyLossless } from '../../contract/json.js';
 import type { components } from '../../../generated/types/platform.js';
 import type { PlatformContext } from '../context.js';
 import type { OrderPayment, TransitionRequest, TransitionResult } from '../store/index.js';
@@ -18,12 +18,10 @@ export function orderCompletionBody(payment: OrderPayment): string {
     ...(payment.payment_fail_reason === null ? {} : { payment_fail_reason: payment.payment_fail_reason }),
     ...(payment.custom_attributes === null
       ? {}
-      : { custom_attributes: parse(payment.custom_attributes) as OrderCompletion['custom_attributes'] }),
+      : { custom_attributes: parseLossless(payment.custom_attributes) as OrderCompletion['custom_attributes'] }),
     ...(payment.expires_at === null ? {} : { expires_at: payment.expires_at }),
   };
-  const body = stringify(completion);
-  if (body === undefined) throw new Error('The E6 body did not serialise');
-  return body;
+  return stringifyLossless(completion);
 }
 
 /**

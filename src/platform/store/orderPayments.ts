@@ -36,7 +36,12 @@ export interface NewOrderPayment {
   reconcile_at: Date;
 }
 
-export interface OrderPayment extends Omit<NewOrderPayment, 'expires_at' | 'reconcile_at'> {
+/**
+ * An order payment as the store reads it back. The order's text is not read back: it is written
+ * once by E1 and compared in SQL (an E1 retried with the same order), and no reader needs it, so
+ * E2's and E5's reads, and the rows a transition returns, do not carry it.
+ */
+export interface OrderPayment extends Omit<NewOrderPayment, 'expires_at' | 'reconcile_at' | 'order_json'> {
   payment_status: PaymentStatus;
   payment_fail_reason: string | null;
   /** Null for payments created before expiry existed. */
@@ -113,7 +118,7 @@ interface OrderPaymentRow extends Omit<OrderPayment, 'created_at' | 'updated_at'
 /** The select list of an order payment read from `source` (a table or CTE name). */
 function columns(source: string): string {
   return `${source}.order_payment_id, ${source}.app_id, ${source}.client_id, ${source}.miniapp_order_id,
-    ${source}.hostapp_user_id, ${source}.amount_text AS amount, ${source}.currency, ${source}.order_json,
+    ${source}.hostapp_user_id, ${source}.amount_text AS amount, ${source}.currency,
     ${source}.payment_status, ${source}.payment_fail_reason, ${source}.custom_attributes, ${source}.expires_at,
     ${source}.created_at, ${source}.updated_at`;
 }
@@ -127,7 +132,6 @@ function toOrderPayment(row: OrderPaymentRow): OrderPayment {
     hostapp_user_id: row.hostapp_user_id,
     amount: row.amount,
     currency: row.currency,
-    order_json: row.order_json,
     payment_status: row.payment_status,
     payment_fail_reason: row.payment_fail_reason,
     custom_attributes: row.custom_attributes,
@@ -233,13 +237,13 @@ const recordStatement = {
         AND p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
     )
     SELECT 'created' AS outcome, client_id, order_payment_id, NULL AS app_id, NULL AS miniapp_order_id,
-      NULL AS hostapp_user_id, NULL AS amount, NULL AS currency, NULL AS order_json, NULL AS payment_status,
+      NULL AS hostapp_user_id, NULL AS amount, NULL AS currency, NULL AS payment_status,
       NULL AS payment_fail_reason, NULL AS custom_attributes, NULL::timestamptz AS expires_at,
       NULL::timestamptz AS created_at, NULL::timestamptz AS updated_at
     FROM inserted
     UNION ALL
     SELECT CASE WHEN same_order THEN 'already_exists' ELSE 'bound_elsewhere' END, client_id, order_payment_id,
-      app_id, miniapp_order_id, hostapp_user_id, amount_text, currency, order_json, payment_status,
+      app_id, miniapp_order_id, hostapp_user_id, amount_text, currency, payment_status,
       payment_fail_reason, custom_attributes, expires_at, created_at, updated_at
     FROM recorded`,
 };
@@ -286,8 +290,8 @@ const applyStatement = {
           custom_attributes = COALESCE(r.custom_attributes, p.custom_attributes), updated_at = $2, settled_by = r.source
       FROM found r
       WHERE p.ctid = r.row_id
-      RETURNING p.*, r.idx, r.from_status AS r_from, r.source AS r_source, r.delivery_id AS r_delivery, r.event_id AS r_event,
-        r.body AS r_body
+      RETURNING p.client_id, p.order_payment_id, p.app_id, p.payment_status, p.payment_fail_reason, p.updated_at,
+        r.idx, r.from_status AS r_from, r.source AS r_source, r.delivery_id AS r_delivery, r.event_id AS r_event, r.body AS r_body
     ),
     history AS (
       INSERT INTO payment_status_history (client_id, order_payment_id, from_status, to_status, source, reason, at)
@@ -300,7 +304,7 @@ const applyStatement = {
       FROM updated
       RETURNING *
     )
-    SELECT updated.idx, ${columns('updated')}, ${deliveryColumns('delivery', 'delivery_')}
+    SELECT updated.idx, updated.updated_at, ${deliveryColumns('delivery', 'delivery_')}
     FROM updated JOIN delivery ON delivery.delivery_id = updated.r_delivery`,
 };
 
@@ -310,6 +314,8 @@ const transitionBatching = { maxInFlight: 2, maxBatch: 256 };
 interface ApplyRequest {
   request: TransitionRequest;
   current: OrderPaymentRow;
+  /** The payment as the transition makes it: what the statement writes, so only its time comes back. */
+  next: OrderPayment;
   /** The E6 body as JSON text (an object): it travels as a member's value, byte for byte. */
   body: string;
 }
@@ -336,7 +342,7 @@ export function createOrderPayments(
 
   /** One round of transitions on distinct payments: the applied result, or null when the row changed since it was read. */
   async function applyRound(items: ApplyRequest[]): Promise<Array<TransitionResult | null>> {
-    const rows = await db.query<OrderPaymentRow & Record<string, unknown> & { idx: number }>(applyStatement, [
+    const rows = await db.query<Record<string, unknown> & { idx: number; updated_at: Date }>(applyStatement, [
       `[${items
         .map(
           ({ request, current, body }, idx) =>
@@ -363,7 +369,11 @@ export function createOrderPayments(
     ]);
     const results: Array<TransitionResult | null> = items.map(() => null);
     for (const row of rows)
-      results[row.idx] = { outcome: 'applied', orderPayment: toOrderPayment(row), delivery: deliveryFromRow(row, 'delivery_') };
+      results[row.idx] = {
+        outcome: 'applied',
+        orderPayment: { ...items[row.idx]!.next, updated_at: row.updated_at.toISOString() },
+        delivery: deliveryFromRow(row, 'delivery_'),
+      };
     return results;
   }
 
@@ -428,7 +438,6 @@ export function createOrderPayments(
                 hostapp_user_id: payment.hostapp_user_id,
                 amount: payment.amount,
                 currency: payment.currency,
-                order_json: payment.order_json,
                 payment_status: 'in_process',
                 payment_fail_reason: null,
                 custom_attributes: payment.custom_attributes,
@@ -486,7 +495,7 @@ export function createOrderPayments(
           payment_fail_reason: request.payment_fail_reason,
           custom_attributes: request.custom_attributes ?? current.custom_attributes,
         };
-        const applied = await applyBatched({ request, current, body: completion(next) });
+        const applied = await applyBatched({ request, current, next, body: completion(next) });
         if (applied) return applied;
       }
     },
