@@ -268,13 +268,17 @@ function writeJson(value: unknown, sorted: boolean): string | undefined {
 }
 
 // Member names repeat on every request (an order's `currency`, `items`, ...): each is quoted once.
-// Bounded, since the names come from partners.
+// Bounded in entries and in bytes, since the names come from partners: a payload's member name
+// may be as long as the 1 MiB body, and 1,024 of them, kept with their quoted text, would hold
+// 2 GiB for the life of the process. The names that repeat are short.
 const quotedNames = new Map<string, string>();
+const MAX_REMEMBERED_NAMES = 1024;
+const MAX_REMEMBERED_NAME_LENGTH = 64;
 function quotedName(name: string): string {
   let quoted = quotedNames.get(name);
   if (quoted === undefined) {
     quoted = JSON.stringify(name);
-    if (quotedNames.size < 1024) quotedNames.set(name, quoted);
+    if (quotedNames.size < MAX_REMEMBERED_NAMES && name.length <= MAX_REMEMBERED_NAME_LENGTH) quotedNames.set(name, quoted);
   }
   return quoted;
 }

@@ -7,7 +7,7 @@ import { handlers } from '../operations/index.js';
 import type { PlatformContext } from '../context.js';
 import { ApiError, invalidInputCode } from '../../contract/errors.js';
 import { expressPath, mountOperations } from './operationRoutes.js';
-import { requestLog } from './requestLog.js';
+import { requestLog, requestPath } from './requestLog.js';
 import { serveFavicon } from './favicon.js';
 import { sendError } from './respond.js';
 
@@ -41,7 +41,22 @@ export function createApp(platform: PlatformContext): PlatformListener {
     (req: IncomingMessage, res: ServerResponse): void => {
       const request = req as Request;
       const response = res as Response;
-      logRequest(request, response, () => fixedPathOperations(request, response, () => app(req, res)));
+      // Nothing above this listener catches: a throw here would end the process (Express's
+      // router caught what the middleware before it threw).
+      try {
+        logRequest(request, response, () => {
+          // A target that is no URL names no route: answered here, as Express's router cannot route it.
+          if (requestPath(request) === undefined) {
+            response.locals = Object.create(null) as Response['locals'];
+            sendError(response, new ApiError('NOT_FOUND', `no route ${request.method} ${request.url}`), undefined, request.log);
+            return;
+          }
+          fixedPathOperations(request, response, () => app(req, res));
+        });
+      } catch (error) {
+        (response as { locals?: Response['locals'] }).locals ??= Object.create(null) as Response['locals'];
+        sendError(response, error, undefined, platform.log);
+      }
     },
     { app },
   );

@@ -15,6 +15,19 @@ const GIVEN_ID = /^[\w.:-]{1,128}$/;
 const UNLOGGED = new Set(['/healthz', '/readyz', '/metrics']);
 const childLog = Symbol('childLog');
 
+/**
+ * The request's path, or undefined when its target is no URL: Node's parser takes an absolute
+ * form such as `http://[/`, which `req.path` (url.parse) throws on. Express's router catches
+ * that; the server's listener, which runs before Express (ADR 0045), must too.
+ */
+export function requestPath(req: Request): string | undefined {
+  try {
+    return req.path;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Told of every answered request, logged or not: the platform's request metrics. */
 export type RequestFinished = (req: Request, res: Response, milliseconds: number) => void;
 
@@ -37,7 +50,7 @@ export function requestLog(app: Express, log: Logger, finished?: RequestFinished
     const id = typeof given === 'string' && GIVEN_ID.test(given) ? given : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
-    const logged = log.isLevelEnabled('info') && !UNLOGGED.has(req.path);
+    const logged = log.isLevelEnabled('info') && !UNLOGGED.has(requestPath(req) ?? '');
     // The URL as it arrived (Express's originalUrl; a request answered before Express has none).
     const url = req.url;
     if (logged || finished) {
