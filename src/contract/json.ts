@@ -212,6 +212,20 @@ export function jsonText<T>(value: T): JsonText<T> {
 }
 
 /**
+ * JSON text of an object whose last member, `name`, is already JSON text: the text jsonText gives
+ * for `{ ...rest, [name]: value }`, without serialising that value a second time (an event's
+ * payload is logged and forwarded as one text, ADR 0045).
+ */
+export function jsonTextEndingWith<T extends object, K extends keyof T & string>(
+  rest: Omit<T, K>,
+  name: K,
+  text: JsonText<T[K]>,
+): JsonText<T> {
+  const head = stringifyLossless(rest);
+  return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}${JSON.stringify(name)}:${text}}` as JsonText<T>;
+}
+
+/**
  * JSON text of a parsed value in canonical form, written in one pass: every object's keys in
  * sorted order, arrays in their order, numbers by their source text. Byte for byte the text that
  * stringifyLossless gives for a copy of the value built with its keys sorted (the form E1's

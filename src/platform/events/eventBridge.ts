@@ -1,6 +1,8 @@
 import { hash, randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/types/platform.js';
-import { stringifyLossless } from '../../contract/json.js';
+import type { components as HostappComponents } from '../../../generated/types/hostapp.js';
+import type { components as MiniappComponents } from '../../../generated/types/miniapp.js';
+import { jsonText, jsonTextEndingWith } from '../../contract/json.js';
 import { ApiError } from '../../contract/errors.js';
 import { namedIdLengths } from '../../contract/records.js';
 import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
@@ -31,7 +33,7 @@ export async function forwardEvent(
   if (!sender) throw new Error('event operations have an authenticated sender');
   const eventId = eventIdFor(direction, sender.id, request.external_event_id);
   // The payload serialised once: the text logged is the text sent inside the event.
-  const payload = stringifyLossless(request.payload);
+  const payload = jsonText(request.payload);
   const logEntry = {
     event_id: eventId,
     direction,
@@ -64,12 +66,22 @@ export async function forwardEvent(
     await refuse(new ApiError('EVENT_RECEIVER_DISABLED', `${recipientName} has not enabled its event receiver`));
   }
 
-  // The E7 event, its members in the order jsonText would write them, around the payload's text.
-  const event = `{"app_id":${JSON.stringify(request.app_id)},"client_id":${JSON.stringify(request.client_id)},"event_type":${JSON.stringify(request.event_type)},"payload":${payload}}`;
+  // The E7 event around the payload's one text.
+  const rest = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type };
   const answer =
     direction === 'hostapp_to_miniapp'
-      ? await deliverEventToMiniapp(platform, miniapp, event as Parameters<typeof deliverEventToMiniapp>[2], eventId)
-      : await deliverEventToHostapp(platform, hostapp, event as Parameters<typeof deliverEventToHostapp>[2], eventId);
+      ? await deliverEventToMiniapp(
+          platform,
+          miniapp,
+          jsonTextEndingWith<MiniappComponents['schemas']['Event'], 'payload'>(rest, 'payload', payload),
+          eventId,
+        )
+      : await deliverEventToHostapp(
+          platform,
+          hostapp,
+          jsonTextEndingWith<HostappComponents['schemas']['Event'], 'payload'>(rest, 'payload', payload),
+          eventId,
+        );
   const outcome = answer.ok ? 'delivered' : 'failed';
   platform.metrics.events.inc({ direction, outcome });
   await platform.store.eventLog.record({
