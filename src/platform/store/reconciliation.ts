@@ -71,9 +71,13 @@ const claimLockStatement = { name: 'store.reconciliation.claimLock', text: 'SELE
  * whatever the sizes it was planned on. The leases in flight are a range, the upper bound one no
  * lease reaches (a lease ends $2 at the latest, a day covers any instance's clock): priced at a
  * few rows, it reads order_payments_reconcile_leased, where a lower bound alone read the table
- * whole. The chosen rows, locked by the candidates' FOR UPDATE, are found again by a seek on the
- * primary key (seekPayment) and updated by their ctid alone, not joined with order_payments on
- * columns a plan could hash the table on.
+ * whole. Only the chosen rows are locked (FOR UPDATE SKIP LOCKED, found again by a seek on the
+ * primary key, seekPayment, then by their ctid): the candidates are read, not locked, since a
+ * lock writes a WAL record and dirties a page per row, and locking every ranked candidate
+ * (limit × cap of them) on every claim cost E1 throughput while a backlog was due. The chosen
+ * rows are updated by their ctid alone, not joined with order_payments on columns a plan could
+ * hash the table on; the update's guard repeats the due condition for a row changed since the
+ * candidates were read.
  */
 const claimStatement = {
   name: 'store.reconciliation.claimDue',
@@ -90,7 +94,6 @@ const claimStatement = {
         AND p.client_id <> ALL ($7::text[])
       ORDER BY p.reconcile_next_at
       LIMIT $5
-      FOR UPDATE OF p SKIP LOCKED
     ),
     ranked AS (
       SELECT c.client_id, c.order_payment_id, c.reconcile_next_at, coalesce(f.leased, 0) AS leased,
@@ -106,9 +109,14 @@ const claimStatement = {
     found AS (
       SELECT k.row_id FROM chosen c CROSS JOIN ${seekPayment('c', 'k.ctid AS row_id, k.client_id, k.order_payment_id')} AS k
       WHERE k.client_id = c.client_id AND k.order_payment_id = c.order_payment_id
+    ),
+    locked AS (
+      SELECT l.ctid AS row_id FROM found f CROSS JOIN order_payments l
+      WHERE l.ctid = f.row_id
+      FOR UPDATE OF l SKIP LOCKED
     )
     UPDATE order_payments p SET reconcile_lease_id = $6::uuid, reconcile_lease_until = $2, reconcile_asks = p.reconcile_asks + 1
-    FROM found c
+    FROM locked c
     WHERE p.ctid = c.row_id
       AND p.payment_status = 'in_process' AND (p.reconcile_lease_until IS NULL OR p.reconcile_lease_until < $1)
     RETURNING p.client_id, p.order_payment_id, p.app_id, p.hostapp_user_id, p.created_at, p.expires_at,
