@@ -1,4 +1,5 @@
 import { beforeEach, expect, it } from 'vitest';
+import type { Db, PreparedStatement, Queryable } from '../../src/platform/store/db.js';
 import { createStore, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
 import { manualClock, newOrderPayment, seconds } from './fixtures.js';
@@ -10,6 +11,61 @@ describeEachBackend('reconciliation claim', (database, backend) => {
   beforeEach(() => {
     store = createStore(database.db, { clock: clock.now });
   });
+
+  /** Copies `payment`'s row `count` times by SQL, due one millisecond apart after it (a backlog, fast). */
+  async function copiesOf(payment: { order_payment_id: string }, count: number) {
+    const columns = (
+      await database.db.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns
+         WHERE table_schema = current_schema() AND table_name = 'order_payments' AND is_identity = 'NO' AND is_generated = 'NEVER'
+         ORDER BY ordinal_position`,
+      )
+    ).map((row) => row.column_name);
+    const changed: Record<string, string> = {
+      order_payment_id: `order_payment_id || '_c' || i`,
+      miniapp_order_id: `miniapp_order_id || '_c' || i`,
+      reconcile_next_at: `reconcile_next_at + i * interval '1 millisecond'`,
+    };
+    await database.db.query(
+      `INSERT INTO order_payments (${columns.join(', ')})
+       SELECT ${columns.map((column) => changed[column] ?? column).join(', ')}
+       FROM order_payments, generate_series(1, $2::int) AS i WHERE order_payment_id = $1`,
+      [payment.order_payment_id, count],
+    );
+  }
+
+  /**
+   * A Db whose reconciliation claim is EXPLAINed (ANALYZE) just before it runs, in a savepoint
+   * rolled back: the payments rows its plan read, summed over the plan's nodes on order_payments.
+   */
+  function measuringClaims(db: Db) {
+    const rowsRead: number[] = [];
+    const rowsOn = (node: Record<string, any>): number =>
+      (node['Relation Name'] === 'order_payments' ? (node['Actual Rows'] as number) * (node['Actual Loops'] as number) : 0) +
+      ((node.Plans as Record<string, any>[] | undefined) ?? []).reduce((sum, child) => sum + rowsOn(child), 0);
+    const measured: Db = {
+      ...db,
+      transaction: (fn, options) =>
+        db.transaction(
+          (tx) =>
+            fn({
+              ...tx,
+              async query<T>(sql: string | PreparedStatement, params: readonly unknown[] = []): Promise<T[]> {
+                if (typeof sql !== 'string' && sql.name === 'store.reconciliation.claimDue') {
+                  await tx.query('SAVEPOINT measured');
+                  const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.text}`, params);
+                  await tx.query('ROLLBACK TO SAVEPOINT measured');
+                  const explained = typeof row!['QUERY PLAN'] === 'string' ? JSON.parse(row!['QUERY PLAN']) : row!['QUERY PLAN'];
+                  rowsRead.push(rowsOn((explained as Array<{ Plan: Record<string, any> }>)[0]!.Plan));
+                }
+                return tx.query<T>(sql, params);
+              },
+            } satisfies Queryable),
+          options,
+        ),
+    };
+    return { db: measured, rowsRead };
+  }
 
   /** `count` payments of one host app, due one millisecond apart, oldest first. */
   async function duePayments(count: number) {
@@ -43,6 +99,42 @@ describeEachBackend('reconciliation claim', (database, backend) => {
     const after = await xmaxOf();
     const looked = payments.slice(3).map((p) => p.order_payment_id);
     expect(looked.map((id) => after.get(id))).toEqual(looked.map((id) => before.get(id)));
+  });
+
+  it('reads the host apps times their free slots, however long the due backlog, and past a paused host app', async () => {
+    // 2,001 payments of ha_superapp due (more than the 400 candidates the time-ordered walk
+    // ranked), three of ha_other due after them all. No statistics are gathered: PGlite has no
+    // autovacuum, and a plan must not depend on them to stay bounded.
+    const [first] = await duePayments(1);
+    await copiesOf(first!, 2_000);
+    clock.advance(seconds(10));
+    const others = [];
+    for (let i = 0; i < 3; i++) {
+      const payment = newOrderPayment({ client_id: 'ha_other', reconcile_at: clock.now() });
+      await store.orderPayments.create(payment, null);
+      others.push(payment);
+      clock.advance(1);
+    }
+    clock.advance(seconds(1));
+    const { db, rowsRead } = measuringClaims(database.db);
+    const measured = createStore(db, { clock: clock.now });
+    const claimed = await measured.reconciliation.claimDue({ limit: 50, leaseMs: seconds(30), maxInFlightPerHostapp: 8 });
+    expect(claimed.filter((claim) => claim.client_id === 'ha_superapp')).toHaveLength(8);
+    expect(claimed.filter((claim) => claim.client_id === 'ha_other').map((claim) => claim.order_payment_id)).toEqual(
+      others.map((payment) => payment.order_payment_id),
+    );
+    // ha_superapp at its cap now, and ha_other paused here: nothing to lease, and little to read.
+    const none = await measured.reconciliation.claimDue({
+      limit: 50,
+      leaseMs: seconds(30),
+      maxInFlightPerHostapp: 8,
+      skipHostapps: ['ha_other'],
+    });
+    expect(none).toEqual([]);
+    // Each claim: a seek per host app, the free slots of each, the chosen rows found, locked and
+    // leased; the 2,001 due payments are never walked.
+    expect(rowsRead).toHaveLength(2);
+    for (const rows of rowsRead) expect(rows).toBeLessThanOrEqual(100);
   });
 
   it.skipIf(backend.name !== 'postgres')('skips a due payment another transaction holds, without waiting for it', async () => {

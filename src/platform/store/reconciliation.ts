@@ -45,8 +45,9 @@ export interface ReconcileClaimOptions {
 
 export interface Reconciliation {
   /**
-   * Leases up to `limit` payments due for an ask, oldest due first, counting the ask; a host app
-   * already holding `maxInFlightPerHostapp` live leases (on any instance) gets none.
+   * Leases up to `limit` payments due for an ask, each host app's oldest due first and the oldest
+   * of those first, counting the ask; a host app already holding `maxInFlightPerHostapp` live
+   * leases (on any instance) gets none, and one holding fewer gets at most the difference.
    */
   claimDue(options: ReconcileClaimOptions): Promise<ReconcileClaim[]>;
   /** Records an ask, schedules the next and frees the lease; false when the lease was lost. */
@@ -62,47 +63,60 @@ const claimLockStatement = { name: 'store.reconciliation.claimLock', text: 'SELE
 
 /**
  * Leases due payments (ADR 0039), as the E6 claim leases deliveries (ADR 0008, 0037): per host
- * app at most $4 leases live at once (counted across instances under the claim lock), at most $5
- * candidates ranked so the cost stays flat whatever the backlog, rows another statement holds
- * (an E5 settling it) skipped rather than waited for, and the final guard repeating the due
- * condition. The lease counts the ask.
+ * app at most $4 leases live at once (counted across instances under the claim lock), each host
+ * app's oldest due payments taken up to its free slots, the oldest of all those first, at most $3.
+ * Rows another statement holds (an E5 settling it) are skipped rather than waited for, and the
+ * final guard repeats the due condition for a row changed since it was read.
+ *
+ * Its cost is the host apps with payments to ask about times their slots, whatever the backlog:
+ * the host apps are found by a loose scan of order_payments_reconcile_due_by_hostapp (one seek
+ * per host app), and each host app's due payments by a seek on (client_id, reconcile_next_at)
+ * that stops after its free slots; the live leases it reads past are at most $4. A host app at
+ * its cap, paused here ($7) or not yet due costs one seek. (A walk of the whole due backlog in
+ * time order, as before, was planned as a read and a sort of every due payment where no
+ * statistics say otherwise, PGlite, and read past every payment of a paused host app.)
  *
  * Its plan is kept from a platform's start (ADR 0013), so each table is reached through an index
  * whatever the sizes it was planned on. The leases in flight are a range, the upper bound one no
  * lease reaches (a lease ends $2 at the latest, a day covers any instance's clock): priced at a
  * few rows, it reads order_payments_reconcile_leased, where a lower bound alone read the table
  * whole. Only the chosen rows are locked (FOR UPDATE SKIP LOCKED, found again by a seek on the
- * primary key, seekPayment, then by their ctid): the candidates are read, not locked, since a
- * lock writes a WAL record and dirties a page per row, and locking every ranked candidate
- * (limit × cap of them) on every claim cost E1 throughput while a backlog was due. The chosen
- * rows are updated by their ctid alone, not joined with order_payments on columns a plan could
- * hash the table on; the update's guard repeats the due condition for a row changed since the
- * candidates were read.
+ * primary key, seekPayment, then by their ctid): a lock writes a WAL record and dirties a page
+ * per row. The chosen rows are updated by their ctid alone, not joined with order_payments on
+ * columns a plan could hash the table on.
  */
 const claimStatement = {
   name: 'store.reconciliation.claimDue',
-  text: `WITH in_flight AS (
+  text: `WITH RECURSIVE hostapps AS (
+      (SELECT p.client_id FROM order_payments p
+       WHERE p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL
+       ORDER BY p.client_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT p.client_id FROM order_payments p
+              WHERE p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL AND p.client_id > h.client_id
+              ORDER BY p.client_id LIMIT 1)
+      FROM hostapps h WHERE h.client_id IS NOT NULL
+    ),
+    in_flight AS (
       SELECT client_id, count(*)::int AS leased FROM order_payments
       WHERE reconcile_lease_until >= $1 AND reconcile_lease_until < $2::timestamptz + interval '1 day'
       GROUP BY client_id
     ),
     candidates AS (
-      SELECT p.client_id, p.order_payment_id, p.reconcile_next_at FROM order_payments p
-      WHERE p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL AND p.reconcile_next_at <= $1
-        AND (p.reconcile_lease_until IS NULL OR p.reconcile_lease_until < $1)
-        AND p.client_id NOT IN (SELECT client_id FROM in_flight WHERE leased >= $4::integer)
-        AND p.client_id <> ALL ($7::text[])
-      ORDER BY p.reconcile_next_at
-      LIMIT $5
-    ),
-    ranked AS (
-      SELECT c.client_id, c.order_payment_id, c.reconcile_next_at, coalesce(f.leased, 0) AS leased,
-        row_number() OVER (PARTITION BY c.client_id ORDER BY c.reconcile_next_at, c.order_payment_id) AS place
-      FROM candidates c LEFT JOIN in_flight f ON f.client_id = c.client_id
+      SELECT d.client_id, d.order_payment_id, d.reconcile_next_at
+      FROM hostapps h
+      LEFT JOIN in_flight f ON f.client_id = h.client_id
+      CROSS JOIN LATERAL (
+        SELECT p.client_id, p.order_payment_id, p.reconcile_next_at FROM order_payments p
+        WHERE p.client_id = h.client_id AND p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL
+          AND p.reconcile_next_at <= $1 AND (p.reconcile_lease_until IS NULL OR p.reconcile_lease_until < $1)
+        ORDER BY p.reconcile_next_at
+        LIMIT greatest($4::integer - coalesce(f.leased, 0), 0)
+      ) AS d
+      WHERE h.client_id IS NOT NULL AND h.client_id <> ALL ($5::text[])
     ),
     chosen AS (
-      SELECT client_id, order_payment_id FROM ranked
-      WHERE leased + place <= $4::integer
+      SELECT client_id, order_payment_id FROM candidates
       ORDER BY reconcile_next_at
       LIMIT $3
     ),
@@ -161,9 +175,8 @@ export function createReconciliation(db: Db, clock: Clock): Reconciliation {
           addMs(now, leaseMs),
           limit,
           maxInFlightPerHostapp,
-          limit * maxInFlightPerHostapp,
-          leaseId,
           [...skipHostapps],
+          leaseId,
         ]);
       });
       return rows
