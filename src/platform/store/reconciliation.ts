@@ -170,14 +170,7 @@ export function createReconciliation(db: Db, clock: Clock): Reconciliation {
       const leaseId = randomUUID();
       const rows = await db.transaction(async (tx) => {
         await tx.query(claimLockStatement);
-        return tx.query<ClaimRow>(claimStatement, [
-          now,
-          addMs(now, leaseMs),
-          limit,
-          maxInFlightPerHostapp,
-          [...skipHostapps],
-          leaseId,
-        ]);
+        return tx.query<ClaimRow>(claimStatement, [now, addMs(now, leaseMs), limit, maxInFlightPerHostapp, [...skipHostapps], leaseId]);
       });
       return rows
         .sort((a, b) => a.reconcile_next_at.getTime() - b.reconcile_next_at.getTime())
