@@ -98,10 +98,10 @@ export class Reconciler {
       ...[...this.budgetSpent].filter(([, until]) => until > now).map(([clientId]) => clientId),
       ...[...this.askingPerHostapp].filter(([, asking]) => asking >= this.policy.maxInFlight).map(([clientId]) => clientId),
     ]);
-    // Every registered host app paused here: no claim at all. The claim would walk the whole due
-    // backlog only to exclude it, again after every finished ask (on PGlite's one session every
-    // request waited behind those walks). A payment of a host app no longer registered waits for
-    // the next claim, within a second or a back-off.
+    // Every registered host app paused here: no claim at all, rather than a statement that can
+    // lease nothing after every finished ask (on PGlite's one session every request waits behind
+    // each statement). A payment of a host app no longer registered waits for the next claim,
+    // within a second or a back-off.
     const { hostapps } = this.platform.registry.all();
     if (hostapps.length > 0 && hostapps.every((hostapp) => skipped.has(hostapp.id))) return [];
     const claimed = await this.platform.store.reconciliation.claimDue({
