@@ -12,6 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { configFromEnv } from '../../src/platform/config.js';
 import { loadRegistry } from '../../src/platform/registry/loadRegistry.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 import { openBenchDatabase } from '../postgres.js';
@@ -87,7 +88,8 @@ export async function startGrowthPlatform(
       rateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
       worker: { pollMs: 50, batchSize: 50, leaseMs: 60_000, enabled: options.worker ?? true },
       reconciler: { pollMs: 60_000, batchSize: 50, enabled: false },
-      records: { pollMs: 1_000, batchSize: 1_000, restRatio: 4, enabled: options.records ?? false },
+      // The platform's own batch and rest ratio (what a deployment runs), polled every second.
+      records: { ...configFromEnv({}).records, pollMs: 1_000, enabled: options.records ?? false },
     },
   });
 }

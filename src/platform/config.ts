@@ -104,7 +104,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       // At least 1: a batch of 0 purges nothing and counts as full (the worker never rests), a poll of 0 spins.
       pollMs: positive('MINIBRIDGE_RECORDS_POLL_MS', env.MINIBRIDGE_RECORDS_POLL_MS, 60_000),
       batchSize: positive('MINIBRIDGE_RECORDS_BATCH', env.MINIBRIDGE_RECORDS_BATCH, 1_000),
-      restRatio: integer(env.MINIBRIDGE_RECORDS_REST_RATIO, 4),
+      restRatio: integer(env.MINIBRIDGE_RECORDS_REST_RATIO, 19),
       enabled: env.MINIBRIDGE_RECORDS !== 'off',
     },
     shutdownGraceMs: integer(env.MINIBRIDGE_SHUTDOWN_GRACE_MS, 10_000),
