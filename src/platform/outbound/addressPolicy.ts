@@ -170,51 +170,6 @@ export function loopbackOnlyConnector(options: buildConnector.BuildOptions): bui
   return checkedConnector(options, isLoopbackHost);
 }
 
-/**
- * How the platform may reach a partner's registered URL `name` (`create_order_payment`,
- * `complete_order`, …), decided for every call by what is on record and by the running instance:
- * - `operator-approved`: an operator registered it on an internal address (its name is in
- *   `approved`, and the URL still names one); called as written (ADR 0038);
- * - `sandbox-loopback`: the URL names loopback and this instance is the sandbox listening on
- *   loopback alone (`running.sandboxLoopback`, ADR 0043); connected only to loopback addresses.
- *   Nothing on record says so: the same database run as anything else reaches it as `public`,
- *   which refuses it by policy;
- * - `public`: every other URL, connected only at public addresses.
- */
-export function reachOf(
-  approved: ReadonlySet<string>,
-  name: string,
-  url: string,
-  running: { sandboxLoopback: boolean },
-): 'public' | 'operator-approved' | 'sandbox-loopback' {
-  const host = hostOf(url);
-  if (!host) return 'public';
-  if (approved.has(name) && host.internal) return 'operator-approved';
-  if (running.sandboxLoopback && host.loopback) return 'sandbox-loopback';
-  return 'public';
-}
-
-/**
- * What a URL's host is, worked out once per URL text: every partner call asks, and the answer
- * depends on the text alone (no name is resolved here; connections are checked as they open).
- * Undefined for text that is not a URL. Bounded: the URLs come from partners' registrations.
- */
-function hostOf(url: string): { internal: boolean; loopback: boolean } | undefined {
-  if (hosts.has(url)) return hosts.get(url);
-  let host: { internal: boolean; loopback: boolean } | undefined;
-  try {
-    const { hostname } = new URL(url);
-    host = { internal: isInternalHost(hostname), loopback: isLoopbackHost(hostname) };
-  } catch {
-    host = undefined;
-  }
-  if (hosts.size >= MAX_REMEMBERED_URLS) hosts.clear();
-  hosts.set(url, host);
-  return host;
-}
-const hosts = new Map<string, { internal: boolean; loopback: boolean } | undefined>();
-const MAX_REMEMBERED_URLS = 4096;
-
 /** The names of `urls` that name an internal address: what an operator's registration approves (ADR 0038). */
 export function internalUrlNames(urls: Readonly<Record<string, string | undefined>> | undefined): string[] {
   return Object.entries(urls ?? {})

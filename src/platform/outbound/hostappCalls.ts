@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/types/hostapp.js';
 import { jsonText, type JsonText } from '../../contract/json.js';
 import type { Hostapp } from '../registry/registry.js';
-import { reachOf } from './addressPolicy.js';
+import { reachOf } from './partnerUrl.js';
 import { callPartner, type PartnerAnswer, type PartnerCaller, type PartnerOutcome } from './partnerCall.js';
 import { encodeUserIdHeader } from '../../wire/userIdHeader.js';
 

@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/types/miniapp.js';
 import type { JsonText } from '../../contract/json.js';
 import type { Miniapp } from '../registry/registry.js';
-import { reachOf } from './addressPolicy.js';
+import { reachOf } from './partnerUrl.js';
 import { callPartner, type PartnerAnswer, type PartnerCaller, type PartnerOutcome } from './partnerCall.js';
 
 type Schemas = components['schemas'];

@@ -5,7 +5,8 @@ import { conforms, explain, operation } from '../../contract/operations.js';
 import { mayHoldUnstorableText, maxJsonDepth, readLossless, scanJson, unstorableText, type JsonText } from '../../contract/json.js';
 import { signRequest } from '../../wire/signing.js';
 import { AddressRefused } from './addressPolicy.js';
-import { AnswerTooLargeError, httpCall, type CallTarget, type HttpCallInit } from './httpCall.js';
+import { AnswerTooLargeError, httpCall, type HttpCallInit } from './httpCall.js';
+import { partnerUrl } from './partnerUrl.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /** Every operation the partner APIs define, as openapi-typescript generated them. */
@@ -90,7 +91,7 @@ export interface PartnerCaller {
 export type PartnerRequest<Id extends PartnerOperationId> = {
   /** The URL the partner registered for the operation (ADR 0012), its own query string kept. */
   url: string;
-  /** How the URL may be reached: `reachOf` in addressPolicy.ts (ADR 0038, ADR 0043). */
+  /** How the URL may be reached: `reachOf` in partnerUrl.ts (ADR 0038, ADR 0043). */
   reach: HttpCallInit['reach'];
   authorization: string;
   /** The partner's signing secrets; with none, the request goes unsigned. */
@@ -142,7 +143,8 @@ async function callOnce<Id extends PartnerOperationId>(
   const elapsed = () => Math.round(performance.now() - started);
 
   const body = 'body' in request ? (request.body as string) : undefined;
-  const target = 'query' in request ? withQuery(request.url, request.query) : targetOf(request.url);
+  const target = 'query' in request ? withQuery(request.url, request.query) : partnerUrl(request.url)?.target;
+  if (!target) throw new TypeError(`the URL registered for ${operationId} is not a URL`);
   const headers: Record<string, string> = { authorization: request.authorization };
   for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = String(value);
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -214,23 +216,6 @@ function withQuery(url: string, query: Record<string, unknown>): URL {
   for (const [name, value] of Object.entries(query)) target.searchParams.append(name, String(value));
   return target;
 }
-
-/**
- * Where a call with a body goes, parsed once per URL text (each E1 calls the same E3 URL).
- * Frozen, so no call can change another's target. Bounded: the URLs come from registrations.
- */
-function targetOf(url: string): CallTarget {
-  let target = targets.get(url);
-  if (!target) {
-    const { origin, pathname, search } = new URL(url);
-    target = Object.freeze({ origin, pathname, search });
-    if (targets.size >= MAX_REMEMBERED_URLS) targets.clear();
-    targets.set(url, target);
-  }
-  return target;
-}
-const targets = new Map<string, CallTarget>();
-const MAX_REMEMBERED_URLS = 4096;
 
 function isTimeout(error: unknown): boolean {
   const name = (error as { name?: string })?.name;
