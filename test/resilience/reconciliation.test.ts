@@ -175,7 +175,7 @@ describeOnBackends('reconciliation', (backend) => {
     expect(await rig.round()).toBeGreaterThan(0);
   });
 
-  it('with every host app’s budget spent, no claim statement runs at all (it would walk the whole backlog to exclude it)', async () => {
+  it('with every host app’s budget spent, no claim statement runs at all (it would cost a seek per host app and lease nothing)', async () => {
     for (const clientId of RIG_HOSTAPPS) await rig.create(policy.perSecond * 2, clientId);
     rig.defaultBehaviour = { kind: 'status', payment_status: 'in_process' };
     rig.clock.advance(RIG_RECONCILE_AFTER_SECONDS * 1000);

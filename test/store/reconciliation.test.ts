@@ -35,14 +35,17 @@ describeEachBackend('reconciliation claim', (database, backend) => {
   }
 
   /**
-   * A Db whose reconciliation claim is EXPLAINed (ANALYZE) just before it runs, in a savepoint
-   * rolled back: the payments rows its plan read, summed over the plan's nodes on order_payments.
+   * A Db whose reconciliation claim is EXPLAINed (ANALYZE, BUFFERS) just before it runs, in a
+   * savepoint rolled back: the pages its reads of order_payments touched (hit or read; index and
+   * heap), summed over the plan's scans of it. The update's own writes (one row version and its
+   * index entries per lease) are not counted: they are the leases, not the search for them.
    */
   function measuringClaims(db: Db) {
-    const rowsRead: number[] = [];
-    const rowsOn = (node: Record<string, any>): number =>
-      (node['Relation Name'] === 'order_payments' ? (node['Actual Rows'] as number) * (node['Actual Loops'] as number) : 0) +
-      ((node.Plans as Record<string, any>[] | undefined) ?? []).reduce((sum, child) => sum + rowsOn(child), 0);
+    const pagesRead: number[] = [];
+    const pagesOn = (node: Record<string, any>): number =>
+      (node['Relation Name'] === 'order_payments' && node['Node Type'] !== 'ModifyTable'
+        ? (node['Shared Hit Blocks'] as number) + (node['Shared Read Blocks'] as number)
+        : 0) + ((node.Plans as Record<string, any>[] | undefined) ?? []).reduce((sum, child) => sum + pagesOn(child), 0);
     const measured: Db = {
       ...db,
       transaction: (fn, options) =>
@@ -53,10 +56,10 @@ describeEachBackend('reconciliation claim', (database, backend) => {
               async query<T>(sql: string | PreparedStatement, params: readonly unknown[] = []): Promise<T[]> {
                 if (typeof sql !== 'string' && sql.name === 'store.reconciliation.claimDue') {
                   await tx.query('SAVEPOINT measured');
-                  const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.text}`, params);
+                  const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, params);
                   await tx.query('ROLLBACK TO SAVEPOINT measured');
                   const explained = typeof row!['QUERY PLAN'] === 'string' ? JSON.parse(row!['QUERY PLAN']) : row!['QUERY PLAN'];
-                  rowsRead.push(rowsOn((explained as Array<{ Plan: Record<string, any> }>)[0]!.Plan));
+                  pagesRead.push(pagesOn((explained as Array<{ Plan: Record<string, any> }>)[0]!.Plan));
                 }
                 return tx.query<T>(sql, params);
               },
@@ -64,7 +67,7 @@ describeEachBackend('reconciliation claim', (database, backend) => {
           options,
         ),
     };
-    return { db: measured, rowsRead };
+    return { db: measured, pagesRead };
   }
 
   /** `count` payments of one host app, due one millisecond apart, oldest first. */
@@ -116,25 +119,70 @@ describeEachBackend('reconciliation claim', (database, backend) => {
       clock.advance(1);
     }
     clock.advance(seconds(1));
-    const { db, rowsRead } = measuringClaims(database.db);
+    const { db, pagesRead } = measuringClaims(database.db);
     const measured = createStore(db, { clock: clock.now });
-    const claimed = await measured.reconciliation.claimDue({ limit: 50, leaseMs: seconds(30), maxInFlightPerHostapp: 8 });
-    expect(claimed.filter((claim) => claim.client_id === 'ha_superapp')).toHaveLength(8);
-    expect(claimed.filter((claim) => claim.client_id === 'ha_other').map((claim) => claim.order_payment_id)).toEqual(
-      others.map((payment) => payment.order_payment_id),
-    );
-    // ha_superapp at its cap now, and ha_other paused here: nothing to lease, and little to read.
-    const none = await measured.reconciliation.claimDue({
-      limit: 50,
-      leaseMs: seconds(30),
-      maxInFlightPerHostapp: 8,
-      skipHostapps: ['ha_other'],
+    const claim = (skipHostapps: string[] = []) =>
+      measured.reconciliation.claimDue({ limit: 50, leaseMs: seconds(30), maxInFlightPerHostapp: 8, skipHostapps });
+    // ha_other paused here: its due payments stay, ha_superapp's oldest eight are leased.
+    const paused = await claim(['ha_other']);
+    expect(paused.map((claim) => claim.order_payment_id)).toEqual([
+      first!.order_payment_id,
+      ...Array.from({ length: 7 }, (_, i) => `${first!.order_payment_id}_c${i + 1}`),
+    ]);
+    // ha_superapp at its cap, ha_other still paused: nothing to lease, and little to read.
+    expect(await claim(['ha_other'])).toEqual([]);
+    // Resumed: ha_other's three, though 1,993 of ha_superapp's are due before them.
+    expect((await claim()).map((claim) => claim.order_payment_id)).toEqual(others.map((payment) => payment.order_payment_id));
+    // Each claim: two seeks per host app, the free slots of each, the chosen rows found, locked
+    // and leased. The 2,001 due payments fill some 300 pages; they are never walked.
+    expect(pagesRead).toHaveLength(3);
+    for (const pages of pagesRead) expect(pages).toBeLessThanOrEqual(120);
+  });
+
+  it('gives a host app only its free slots, and the oldest due of all host apps first', async () => {
+    const ids = async (claims: Promise<Array<{ order_payment_id: string }>>) => (await claims).map((claim) => claim.order_payment_id);
+    // Due in turn: ha_a, ha_b, ha_a, ha_b, … five each.
+    const due: Record<string, string[]> = { ha_a: [], ha_b: [] };
+    for (let i = 0; i < 10; i++) {
+      const payment = newOrderPayment({ client_id: i % 2 === 0 ? 'ha_a' : 'ha_b', reconcile_at: clock.now() });
+      await store.orderPayments.create(payment, null);
+      due[payment.client_id]!.push(payment.order_payment_id);
+      clock.advance(1);
+    }
+    clock.advance(seconds(1));
+    const claim = (limit: number) => store.reconciliation.claimDue({ limit, leaseMs: seconds(30), maxInFlightPerHostapp: 3 });
+    // Fewer than the candidates (three of each): the three oldest of both.
+    expect(await ids(claim(3))).toEqual([due.ha_a![0], due.ha_b![0], due.ha_a![1]]);
+    // ha_a holds two of its three slots, ha_b one: one more of ha_a, two more of ha_b, oldest first.
+    expect(await ids(claim(10))).toEqual([due.ha_b![1], due.ha_a![2], due.ha_b![2]]);
+    expect(await ids(claim(10))).toEqual([]);
+  });
+
+  it.skipIf(backend.name !== 'postgres')('leases a due payment a statement only references (FOR KEY SHARE)', async () => {
+    // An insert whose foreign key names the payment holds FOR KEY SHARE on it until it commits;
+    // the lease changes no key, so it neither waits for that nor skips the payment.
+    const payments = await duePayments(3);
+    const other = await database.connect();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const holder = other.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM order_payments WHERE order_payment_id = ANY ($1) FOR KEY SHARE', [
+        payments.slice(0, 2).map((p) => p.order_payment_id),
+      ]);
+      holding();
+      await released;
     });
-    expect(none).toEqual([]);
-    // Each claim: a seek per host app, the free slots of each, the chosen rows found, locked and
-    // leased; the 2,001 due payments are never walked.
-    expect(rowsRead).toHaveLength(2);
-    for (const rows of rowsRead) expect(rows).toBeLessThanOrEqual(100);
+    try {
+      await held;
+      const claimed = await store.reconciliation.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerHostapp: 2 });
+      expect(claimed.map((claim) => claim.order_payment_id)).toEqual(payments.slice(0, 2).map((p) => p.order_payment_id));
+    } finally {
+      release();
+      await holder;
+      await other.close();
+    }
   });
 
   it.skipIf(backend.name !== 'postgres')('skips a due payment another transaction holds, without waiting for it', async () => {

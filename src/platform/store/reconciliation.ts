@@ -65,14 +65,19 @@ const claimLockStatement = { name: 'store.reconciliation.claimLock', text: 'SELE
  * Leases due payments (ADR 0039), as the E6 claim leases deliveries (ADR 0008, 0037): per host
  * app at most $4 leases live at once (counted across instances under the claim lock), each host
  * app's oldest due payments taken up to its free slots, the oldest of all those first, at most $3.
- * Rows another statement holds (an E5 settling it) are skipped rather than waited for, and the
- * final guard repeats the due condition for a row changed since it was read.
+ * Rows another statement is changing (an E5 settling it) are skipped rather than waited for, and
+ * the final guard repeats the due condition for a row changed since it was read. The lease
+ * changes no key, so the lock is FOR NO KEY UPDATE: a row that a statement only references (an
+ * insert whose foreign key names the payment holds FOR KEY SHARE) is leased, not skipped. A
+ * skipped row still took its place among the chosen: that claim leases fewer, and the next one
+ * (the reconciler claims again within a second) takes it once the change has committed.
  *
  * Its cost is the host apps with payments to ask about times their slots, whatever the backlog:
  * the host apps are found by a loose scan of order_payments_reconcile_due_by_hostapp (one seek
  * per host app), and each host app's due payments by a seek on (client_id, reconcile_next_at)
  * that stops after its free slots; the live leases it reads past are at most $4. A host app at
- * its cap, paused here ($7) or not yet due costs one seek. (A walk of the whole due backlog in
+ * its cap, paused here ($5) or with nothing due costs its two seeks, so a claim with nothing due
+ * costs two seeks per host app with a payment in process (ADR 0039). (A walk of the whole due backlog in
  * time order, as before, was planned as a read and a sort of every due payment where no
  * statistics say otherwise, PGlite, and read past every payment of a paused host app.)
  *
@@ -80,7 +85,7 @@ const claimLockStatement = { name: 'store.reconciliation.claimLock', text: 'SELE
  * whatever the sizes it was planned on. The leases in flight are a range, the upper bound one no
  * lease reaches (a lease ends $2 at the latest, a day covers any instance's clock): priced at a
  * few rows, it reads order_payments_reconcile_leased, where a lower bound alone read the table
- * whole. Only the chosen rows are locked (FOR UPDATE SKIP LOCKED, found again by a seek on the
+ * whole. Only the chosen rows are locked (FOR NO KEY UPDATE SKIP LOCKED, found again by a seek on the
  * primary key, seekPayment, then by their ctid): a lock writes a WAL record and dirties a page
  * per row. The chosen rows are updated by their ctid alone, not joined with order_payments on
  * columns a plan could hash the table on.
@@ -127,7 +132,7 @@ const claimStatement = {
     locked AS (
       SELECT l.ctid AS row_id FROM found f CROSS JOIN order_payments l
       WHERE l.ctid = f.row_id
-      FOR UPDATE OF l SKIP LOCKED
+      FOR NO KEY UPDATE OF l SKIP LOCKED
     )
     UPDATE order_payments p SET reconcile_lease_id = $6::uuid, reconcile_lease_until = $2, reconcile_asks = p.reconcile_asks + 1
     FROM locked c
