@@ -1,13 +1,13 @@
 /**
  * The capacity model (docs/operations/capacity.md): from the per-operation costs a run measured
- * (bench/results/latest.json, `capacity`), how many instances and what PostgreSQL a peak needs.
+ * (bench/results/latest.json, `capacity`, or the results file named), how many instances and what PostgreSQL a peak needs.
  *
  *   npx tsx bench/capacity.ts [results.json]   rewrites the worked example's tables in the document
  *
  * The arithmetic is here once, tested in test/bench/capacity.test.ts.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deliveryLimits } from '../src/platform/delivery/deliveryLimits.js';
 import { defaultMaxConnections } from '../src/platform/store/db.js';
@@ -191,10 +191,10 @@ export function superAppDemand(): Demand {
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** The document's tables for `demand`, from `figures`. */
-export function renderPlan(figures: CapacityFigures, demand: Demand, measuredAt: string): string {
+export function renderPlan(figures: CapacityFigures, demand: Demand, measuredAt: string, source = 'bench/results/latest.json'): string {
   const p = plan(figures, demand);
   return [
-    `Per-operation costs measured by the run of ${measuredAt} (\`bench/results/latest.json\`):`,
+    `Per-operation costs measured by the run of ${measuredAt} (\`${source}\`):`,
     '',
     '| Operation | platform CPU ms | PostgreSQL CPU ms | WAL bytes | stored bytes | measured in |',
     '|---|---:|---:|---:|---:|---|',
@@ -214,7 +214,7 @@ export function renderPlan(figures: CapacityFigures, demand: Demand, measuredAt:
     `| **total** | | **${n(p.platformCores, 2)}** | **${n(p.postgresCores, 2)}** | **${n(p.walMiBPerSecond, 2)}** |`,
     '',
     `- **Instances: ${p.instances}** (${n(p.platformCores, 2)} cores of JavaScript at ${utilisation * 100}% each, rounded up, plus one to lose), each on its own core.`,
-    `- **PostgreSQL: ${p.postgresVcpus} vCPUs** (${n(p.postgresCores, 2)} cores of backends at ${utilisation * 100}%), WAL at ${n(p.walMiBPerSecond, 1)} MiB/s at the peak, tables growing by at most ${n(p.storedGiBPerDay, 1)} GiB a day on an average day (nothing is purged: budget the disk for the retention you keep).`,
+    `- **PostgreSQL: ${p.postgresVcpus} vCPUs** (${n(p.postgresCores, 2)} cores of backends at ${utilisation * 100}%), WAL at ${n(p.walMiBPerSecond, 1)} MiB/s at the peak, tables growing by at most ${n(p.storedGiBPerDay, 1)} GiB a day on an average day until the retention policy ages records (ADR 0041; by default the operational records after 90 days, the financial record after five years): budget the disk for 90 days of that plus five years of what the policy keeps (bytes per payment before and after it: \`bench/results/growth-bytes.md\`).`,
     p.connections + 10 <= postgresDefaultConnections
       ? `- **Connections: ${p.connections}** (${p.instances} × a pool of ${figures.connectionsPerInstance.pool}; ${figures.connectionsPerInstance.observed} seen open under load), within PostgreSQL's default \`max_connections\` (${postgresDefaultConnections}) with room for maintenance.`
       : `- **Connections: ${p.connections}** (${p.instances} × a pool of ${figures.connectionsPerInstance.pool}; ${figures.connectionsPerInstance.observed} seen open under load): more than PostgreSQL's default \`max_connections\` (${postgresDefaultConnections}) allows. Set it to at least ${p.connections + 10}, or put PgBouncer in transaction mode in front.`,
@@ -227,7 +227,8 @@ const end = '<!-- capacity:end -->';
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const here = fileURLToPath(new URL('.', import.meta.url));
-  const results = JSON.parse(readFileSync(process.argv[2] ?? join(here, 'results/latest.json'), 'utf8')) as BenchResults;
+  const file = process.argv[2] ?? join(here, 'results/latest.json');
+  const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
   if (!results.capacity)
     throw new Error('the results hold no capacity figures: run npm run bench with the e1, e2, e6, e8 and miniapp-event parts');
   const document = join(here, '../docs/operations/capacity.md');
@@ -235,6 +236,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [before, rest] = text.split(begin);
   const after = rest?.split(end)[1];
   if (before === undefined || after === undefined) throw new Error(`${document} has no ${begin} … ${end} block`);
-  writeFileSync(document, `${before}${begin}\n${renderPlan(results.capacity, superAppDemand(), results.machine.date)}\n${end}${after}`);
+  writeFileSync(
+    document,
+    `${before}${begin}\n${renderPlan(results.capacity, superAppDemand(), results.machine.date, relative(join(here, '..'), resolve(file)))}\n${end}${after}`,
+  );
   console.log(`capacity tables written to ${document}`);
 }

@@ -99,5 +99,7 @@ describe('the capacity model', () => {
     expect(example.largestMiniappShare).toBe(0.2);
     expect(example.outageSeconds).toBe(900);
     expect(renderPlan(figures, example, 'a test')).toContain('| **total** |');
+    expect(renderPlan(figures, example, 'a test')).toContain('(`bench/results/latest.json`)');
+    expect(renderPlan(figures, example, 'a test', 'bench/results/run-x.json')).toContain('(`bench/results/run-x.json`)');
   });
 });
