@@ -158,54 +158,48 @@ describeEachBackend('reconciliation claim', (database, backend) => {
     expect(await ids(claim(10))).toEqual([]);
   });
 
+  /**
+   * Runs `during` while another connection holds payments' rows with `lock` (FOR UPDATE, FOR KEY
+   * SHARE, …) in an open transaction, then ends that transaction.
+   */
+  async function whileHeld(ids: string[], lock: string, during: () => Promise<void>) {
+    const other = await database.connect();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const holder = other.transaction(async (tx) => {
+      await tx.query(`SELECT 1 FROM order_payments WHERE order_payment_id = ANY ($1) ${lock}`, [ids]);
+      holding();
+      await released;
+    });
+    try {
+      await held;
+      await during();
+    } finally {
+      release();
+      await holder;
+      await other.close();
+    }
+  }
+
   it.skipIf(backend.name !== 'postgres')('leases a due payment a statement only references (FOR KEY SHARE)', async () => {
     // An insert whose foreign key names the payment holds FOR KEY SHARE on it until it commits;
     // the lease changes no key, so it neither waits for that nor skips the payment.
     const payments = await duePayments(3);
-    const other = await database.connect();
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const holder = other.transaction(async (tx) => {
-      await tx.query('SELECT 1 FROM order_payments WHERE order_payment_id = ANY ($1) FOR KEY SHARE', [
-        payments.slice(0, 2).map((p) => p.order_payment_id),
-      ]);
-      holding();
-      await released;
-    });
-    try {
-      await held;
+    const oldest = payments.slice(0, 2).map((p) => p.order_payment_id);
+    await whileHeld(oldest, 'FOR KEY SHARE', async () => {
       const claimed = await store.reconciliation.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerHostapp: 2 });
-      expect(claimed.map((claim) => claim.order_payment_id)).toEqual(payments.slice(0, 2).map((p) => p.order_payment_id));
-    } finally {
-      release();
-      await holder;
-      await other.close();
-    }
+      expect(claimed.map((claim) => claim.order_payment_id)).toEqual(oldest);
+    });
   });
 
   it.skipIf(backend.name !== 'postgres')('skips a due payment another transaction holds, without waiting for it', async () => {
     const payments = await duePayments(3);
-    const other = await database.connect();
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const holder = other.transaction(async (tx) => {
-      await tx.query('SELECT 1 FROM order_payments WHERE order_payment_id = $1 FOR UPDATE', [payments[0]!.order_payment_id]);
-      holding();
-      await released;
-    });
-    try {
-      await held;
+    await whileHeld([payments[0]!.order_payment_id], 'FOR UPDATE', async () => {
       const claimed = await store.reconciliation.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerHostapp: 8 });
       expect(claimed.map((claim) => claim.order_payment_id)).toEqual(payments.slice(1).map((p) => p.order_payment_id));
-    } finally {
-      release();
-      await holder;
-      await other.close();
-    }
+    });
     const [again] = await store.reconciliation.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerHostapp: 8 });
     expect(again?.order_payment_id).toBe(payments[0]!.order_payment_id);
   });
