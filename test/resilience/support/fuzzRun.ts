@@ -394,6 +394,10 @@ export function fuzzOperation(operationId: OperationSpec['operationId'], title: 
   describe(`contract fuzzing (FUZZ_SEED=${SEED}, ${RUNS} requests per operation)`, () => {
     let harness: Harness;
     beforeAll(async () => {
+      // A worker runs several files in one process (vitest.config.ts): the pools of this module
+      // name the payments of one platform only, so they start empty with each.
+      knownOrders.length = 0;
+      createdOrderPayments.clear();
       harness = await startFuzzHarness();
     }, 60_000);
     afterAll(async () => {
@@ -441,7 +445,7 @@ export const everyTransitionOnce: ExtraChecks = async (harness, spec, report) =>
   expect(eventIds.size).toBe(callbacks.length);
 };
 
-/** A pool of order payments for E2 and E5 to name (a file runs alone, on a platform of its own). */
+/** A pool of order payments for E2 and E5 to name (filled per file, on that file’s own platform). */
 async function ensureOrders(harness: Harness): Promise<void> {
   for (let index = 0; knownOrders.length < 50; index++) {
     const body = specs.createOrderPayment.prepare(copyJson(e1Example) as Record<string, unknown>, 1_000_000 + index);
