@@ -6,9 +6,10 @@ import { defineConfig } from 'vitest/config';
  * sockets, child processes, Chromium and timers far more than they compute, and vitest's default
  * (cores − 1) ran the whole suite one file at a time on a 2-core machine. Every file is
  * independent of the others: its own platform, database (`mb_t_<random>` on PostgreSQL),
- * ports (0) and temporary folders. Twice as many was faster still but, on a machine busy with
- * other work, pushed suites with time budgets (E6 fairness, shared rate limits, two instances)
- * past them. MINIBRIDGE_TEST_WORKERS overrides the number.
+ * ports (0) and temporary folders. More workers than cores gain nothing now that a worker's
+ * files share its process (three on two cores: 588 s against 582 s), and on a machine busy with
+ * other work they pushed suites with time budgets (E6 fairness, shared rate limits, two
+ * instances) past them. MINIBRIDGE_TEST_WORKERS overrides the number.
  *
  * The files of one worker share its process (`isolate: false`, ADR 0044): the modules, the
  * compiled contract validators, PGlite's WebAssembly and V8's warmed-up code are loaded once per
