@@ -31,6 +31,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     maxWorkers: workers,
     isolate: false,
+    // A file's concurrent tests all start together (vitest's default is 5 at a time): the files
+    // that use describe.concurrent do so because their tests wait on servers and timers.
+    maxConcurrency: 32,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,

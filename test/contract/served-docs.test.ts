@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { API_NAMES, loadDocument, type JsonObject } from '../../src/contract/documents.js';
 import { loadLosslessDocument } from '../../src/contract/losslessDocument.js';
 import { codeSamples } from '../../scripts/lib/code-samples.js';
@@ -75,8 +75,9 @@ async function linksOn(page: Page): Promise<FoundLink[]> {
   );
 }
 
-describe('the docs served at /docs/', () => {
-  it('every link that is not an anchor answers 200, on every page the docs link to', async () => {
+// The three tests side by side: each reads the docs in tabs of its own and none changes the platform.
+describe.concurrent('the docs served at /docs/', () => {
+  it('every link that is not an anchor answers 200, on every page the docs link to', async ({ expect }) => {
     const origin = new URL(running.platform.url).origin;
     const start = `${origin}/docs/`;
     const queue = [start];
@@ -128,7 +129,7 @@ describe('the docs served at /docs/', () => {
     expect(routerLinksFollowed).toBeGreaterThan(0);
   }, 600_000);
 
-  it('Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation, which shows its request sample', async () => {
+  it('Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation, which shows its request sample', async ({ expect }) => {
     const origin = new URL(running.platform.url).origin;
     // The three references side by side, one tab each: each deep link waits on Redoc rendering
     // in its own renderer process, not on the others.
@@ -191,7 +192,7 @@ describe('the docs served at /docs/', () => {
     expect(missed).toEqual([]);
   }, 600_000);
 
-  it('the landing page: the sequence diagrams fit their column', async () => {
+  it('the landing page: the sequence diagrams fit their column', async ({ expect }) => {
     const { page } = await openPage(`${running.platform.url}/docs/`);
     const sizes = await page
       .locator('figure.diagram')

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,10 +8,12 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMock, type MockServer } from '../../scripts/mock/server.js';
 import { repoRoot } from '../../scripts/lib/paths.js';
+import { buildPackage, PACKAGES } from '../../scripts/build-packages.js';
 import { HOSTAPP, referenceHostappRouter, serve, type RunningServer } from '../conformance/reference.js';
 
-// The packages as partners get them (ADR 0042): `npm pack` of every workspace (each package's
-// prepack compiles its dist/), each tarball installed alone into a fresh project, the project
+// The packages as partners get them (ADR 0042): every package built (what each one's prepack runs,
+// here in one process rather than five), then `npm pack` of every workspace, each tarball
+// installed alone into a fresh project, the project
 // type-checked with `strict` and WITHOUT skipLibCheck, then run: the client calls E1 on the
 // platform's contract mock, the partner kit serves E4, the SDK's miniapp side talks to its host
 // side, the installed `minibridge verify` passes a conforming host app. Footprints are read with
@@ -49,6 +52,11 @@ let workDir: string;
 const packed = new Map<PackageName, Packed>();
 let mock: MockServer;
 let hostapp: RunningServer;
+
+/** The name in a workspace folder's package.json. */
+function workspaceName(dir: string): string {
+  return (JSON.parse(readFileSync(path.join(repoRoot, dir, 'package.json'), 'utf8')) as { name: string }).name;
+}
 
 /** The version the repository installed, so the consumer's npm finds it in the cache. */
 async function installedVersion(name: string): Promise<string> {
@@ -119,7 +127,9 @@ beforeAll(async () => {
   workDir = await mkdtemp(path.join(tmpdir(), 'minibridge-packages-'));
   const tarballs = path.join(workDir, 'tarballs');
   await mkdir(tarballs);
-  await run('npm', ['pack', '--workspaces', '--pack-destination', tarballs], {
+  // The builds npm would start one by one, each in a process of its own, as one process's work.
+  for (const name of Object.keys(PACKAGES)) await buildPackage(name);
+  await run('npm', ['pack', '--workspaces', '--ignore-scripts', '--pack-destination', tarballs], {
     cwd: repoRoot,
     env: npmEnv,
     timeout: NPM_MS,
@@ -175,6 +185,10 @@ describe.concurrent('the packages partners install', () => {
         Object.keys(manifest.scripts ?? {}).filter((script) => /install|prepare/.test(script)),
         name,
       ).toEqual([]);
+      // The prepack (which `npm pack` and `npm publish` run) is the build this file ran for the package.
+      const build = Object.keys(PACKAGES).find((key) => workspaceName(PACKAGES[key]!.dir) === name);
+      expect(build, name).toBeDefined();
+      expect(manifest.scripts?.['prepack'], name).toBe(`tsx ../../../scripts/build-packages.ts ${build}`);
       // Compiled JS and declarations only: no TypeScript sources, no tests.
       expect(
         files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')),
