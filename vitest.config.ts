@@ -2,14 +2,13 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files run side by side, as many as the machine has cores (ADR 0044): most suites wait on
- * sockets, child processes, Chromium and timers far more than they compute, and vitest's default
- * (cores − 1) ran the whole suite one file at a time on a 2-core machine. Every file is
- * independent of the others: its own platform, database (`mb_t_<random>` on PostgreSQL),
- * ports (0) and temporary folders. More workers than cores gain nothing now that a worker's
- * files share its process (three on two cores: 588 s against 582 s), and on a machine busy with
- * other work they pushed suites with time budgets (E6 fairness, shared rate limits, two
- * instances) past them. MINIBRIDGE_TEST_WORKERS overrides the number.
+ * Files run side by side, one more than the machine has cores (ADR 0044): most suites wait on
+ * sockets, child processes, Chromium and timers for part of their time, and the extra worker
+ * fills those waits (on two cores, with `npm test`'s checks beside them: three workers 266 s,
+ * two 323 s, four no better than three). vitest's default (cores − 1) ran the whole suite one
+ * file at a time on a 2-core machine. Every file is independent of the others: its own
+ * platform, database (`mb_t_<random>` on PostgreSQL), ports (0) and temporary folders.
+ * MINIBRIDGE_TEST_WORKERS overrides the number (1 to run the files one at a time).
  *
  * The files of one worker share its process (`isolate: false`, ADR 0044): the modules, the
  * compiled contract validators, PGlite's WebAssembly and V8's warmed-up code are loaded once per
@@ -24,7 +23,7 @@ import { defineConfig } from 'vitest/config';
  * start there, so they are set here once; a test that needs longer says so itself. No test
  * asserts on wall-clock time: these limits only bound how long a stuck test may hang.
  */
-const workers = Number(process.env['MINIBRIDGE_TEST_WORKERS'] ?? Math.max(2, availableParallelism()));
+const workers = Number(process.env['MINIBRIDGE_TEST_WORKERS'] ?? availableParallelism() + 1);
 
 export default defineConfig({
   test: {

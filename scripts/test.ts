@@ -14,7 +14,7 @@ import { repoRoot } from './lib/paths.js';
 import { runHeld, runInherited } from './lib/side-by-side.js';
 
 /** The checks' niceness: below the suites', so they take the cores the suites leave. */
-const CHECK_NICENESS = 10;
+const CHECK_NICENESS = 19;
 
 const bin = (name: string) => path.join(repoRoot, 'node_modules', '.bin', name);
 const check = (name: string, script: string) =>
