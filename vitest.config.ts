@@ -30,6 +30,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     maxWorkers: workers,
     isolate: false,
+    // Before every file: the worker's memory:// databases are recycled (test/support/memoryDatabases.ts).
+    setupFiles: ['test/support/setup.ts'],
     // A file's concurrent tests all start together (vitest's default is 5 at a time): the files
     // that use describe.concurrent do so because their tests wait on servers and timers.
     maxConcurrency: 32,

@@ -26,7 +26,7 @@ const E7_TIMEOUT_MS = operation('receiveHostappEvent').timeoutMs!;
 const schedule = retrySchedule();
 const SLOW_MS = 1_500;
 
-describeOnBackends('partner faults', { sideBySide: true }, (backend) => {
+describeOnBackends('partner faults', (backend) => {
   let harness: Harness;
   let orderSeq = 0;
   const url = () => harness.running.url;

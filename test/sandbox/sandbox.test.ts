@@ -92,7 +92,7 @@ function completionFor(sandbox: RunningSandbox, orderPaymentId: string) {
   );
 }
 
-describeOnBackends('sandbox', { sideBySide: true }, (backend) => {
+describeOnBackends('sandbox', (backend) => {
   describe('sandbox with the platform', () => {
     let running: Running | undefined;
     beforeAll(async () => {

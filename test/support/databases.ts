@@ -178,30 +178,13 @@ export async function openPlatformDatabase(backend: TestBackend['name'] = 'pglit
 /**
  * Defines the platform suite `name` once per backend (PostgreSQL skipped without DATABASE_URL);
  * the suite starts its platforms with `backend.name` (PlatformHarness, startHarness and
- * startSandboxPlatform take it), each on a database of its own.
- *
- * `sideBySide`: the backends' suites run at the same time, each one's tests still one after
- * another in their own order. For suites that mostly wait out the contract's real times (a
- * partner time-out, a reconcile delay), which two platforms wait out together as fast as one
- * (ADR 0044). Only for suites whose backends share nothing: each its own platform, partners,
- * ports and database, and no fake timers or other process-wide switch.
+ * startSandboxPlatform take it), each on a database of its own. The backends' suites run one
+ * after the other, never at once in the worker's process: PGlite computes on the event loop, and
+ * a second of it there fires the PostgreSQL client's time-outs of the other suite before its
+ * answers are read (ADR 0044).
  */
-export function describeOnBackends(name: string, defineTests: (backend: TestBackend) => void): void;
-export function describeOnBackends(name: string, options: { sideBySide?: boolean }, defineTests: (backend: TestBackend) => void): void;
-export function describeOnBackends(
-  name: string,
-  ...args: [(backend: TestBackend) => void] | [{ sideBySide?: boolean }, (backend: TestBackend) => void]
-): void {
-  const [options, defineTests]: [{ sideBySide?: boolean }, (backend: TestBackend) => void] = args.length === 1 ? [{}, args[0]] : args;
-  for (const backend of backends) {
-    if (options.sideBySide) {
-      // The backend suites are concurrent siblings; the sequential suite inside keeps each
-      // backend's own tests (and nested suites) from running concurrently with each other.
-      describe.skipIf(backend.skip)(`${name} (${backend.name})`, { concurrent: true }, () => {
-        describe.sequential('in order', () => defineTests(backend));
-      });
-    } else describe.skipIf(backend.skip)(`${name} (${backend.name})`, () => defineTests(backend));
-  }
+export function describeOnBackends(name: string, defineTests: (backend: TestBackend) => void): void {
+  for (const backend of backends) describe.skipIf(backend.skip)(`${name} (${backend.name})`, () => defineTests(backend));
 }
 
 async function withAdminClient(url: string, fn: (client: pg.Client) => Promise<unknown>): Promise<void> {

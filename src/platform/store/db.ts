@@ -137,10 +137,20 @@ export async function openPglite(dataDir: string): Promise<Db> {
   // A fresh directory gets a cluster copied from a template, so initdb never runs (and never
   // holds its memory) in this process (ADR 0021); PGlite then opens an existing directory.
   // A throw-away `memory://` database loads the same template, archived.
-  if (dataDir === 'memory://') return pgliteDb(await createPglite(dataDir, await pgliteTemplateArchive()));
+  if (dataDir === 'memory://') return pgliteDb(await memoryDatabases.open());
   if (!dataDir.includes('://')) await preparePgliteDataDir(dataDir);
   return pgliteDb(await createPglite(dataDir));
 }
+
+/**
+ * Where `memory://` databases come from: each a PGlite booted from the migrated template's archive.
+ * The test suites put a recycler in its place (test/support/memoryDatabases.ts, ADR 0044): a
+ * closed database emptied back to the template's state instead of a new one booted, the largest
+ * single cost of the suites' platform starts.
+ */
+export const memoryDatabases: { open(): Promise<PGlite> } = {
+  open: async () => createPglite('memory://', await pgliteTemplateArchive()),
+};
 
 /** PGlite on `dataDir` with the embedded database's settings; `loadDataDir` fills a fresh one from an archive. */
 export async function createPglite(dataDir: string, loadDataDir?: Blob): Promise<PGlite> {
