@@ -22,7 +22,7 @@ function settings(subject: 'hostapp' | 'miniapp', url: string, signingSecrets: s
 // servers), and a host app run spends most of its time in the expiry check's wait for its payment
 // to expire (runner.ts), not on the processor.
 describe.concurrent('the conformance kit', () => {
-  describe.concurrent('the conformance kit against correct servers', { timeout: 60_000 }, () => {
+  describe.concurrent('against correct servers', { timeout: 60_000 }, () => {
     let hostapp: RunningServer;
     let miniapp: RunningServer;
     beforeAll(async () => {
@@ -143,7 +143,7 @@ describe.concurrent('the conformance kit', () => {
     });
   });
 
-  describe.concurrent('the conformance kit against broken servers', { timeout: 60_000 }, () => {
+  describe.concurrent('against broken servers', { timeout: 60_000 }, () => {
     for (const make of BROKEN_SERVERS) {
       const broken = make();
       it(`catches "${broken.name}" with exactly ${broken.stops ? 'one stop message' : broken.catches.join(', ')}`, async ({ expect }) => {
@@ -165,7 +165,7 @@ describe.concurrent('the conformance kit', () => {
     }
   });
 
-  describe.concurrent('the conformance kit when there is nothing to check', { timeout: 60_000 }, () => {
+  describe.concurrent('when there is nothing to check', { timeout: 60_000 }, () => {
     it('stops with one message naming the address when the target cannot be reached', async ({ expect }) => {
       const closed = await serve(express());
       const url = closed.url;
