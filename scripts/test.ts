@@ -11,19 +11,19 @@
  */
 import path from 'node:path';
 import { repoRoot } from './lib/paths.js';
+import { toolPath } from './lib/run-tool.js';
 import { runHeld, runInherited } from './lib/side-by-side.js';
 
 /** The checks' niceness: below the suites', so they take the cores the suites leave. */
 const CHECK_NICENESS = 19;
 
-const bin = (name: string) => path.join(repoRoot, 'node_modules', '.bin', name);
 const check = (name: string, script: string) =>
-  runHeld(name, bin('tsx'), [path.join('scripts', script)], { cwd: repoRoot, niceness: CHECK_NICENESS });
+  runHeld(name, toolPath('tsx'), [path.join('scripts', script)], { cwd: repoRoot, niceness: CHECK_NICENESS });
 
 const outcomes = await Promise.all([
   check('npm run check', 'check.ts'),
   check('npm run check:breaking', 'check-breaking.ts'),
-  runInherited('vitest', bin('vitest'), ['run', ...process.argv.slice(2)], repoRoot),
+  runInherited('vitest', toolPath('vitest'), ['run', ...process.argv.slice(2)], repoRoot),
 ]);
 const failed = outcomes.filter((outcome) => !outcome.ok).map((outcome) => outcome.name);
 if (failed.length > 0) {

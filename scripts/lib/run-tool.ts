@@ -22,9 +22,14 @@ const toolEnv: NodeJS.ProcessEnv = {
   FORCE_COLOR: '0',
 };
 
+/** Where a binary installed by npm lies: node_modules/.bin of the repository. */
+export function toolPath(bin: string): string {
+  return path.join(repoRoot, 'node_modules', '.bin', bin);
+}
+
 /** Runs a binary from node_modules/.bin in the repository root and collects its output. */
 export function runTool(bin: string, args: readonly string[]): Promise<ToolResult> {
-  const executable = path.join(repoRoot, 'node_modules', '.bin', bin);
+  const executable = toolPath(bin);
   return new Promise((resolve, reject) => {
     const child = spawn(executable, args, { cwd: repoRoot, env: toolEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     const stdout: Buffer[] = [];

@@ -12,13 +12,13 @@ import { buildPackage, PACKAGES } from '../../scripts/build-packages.js';
 import { HOSTAPP, referenceHostappRouter, serve, type RunningServer } from '../conformance/reference.js';
 
 // The packages as partners get them (ADR 0042): every package built (what each one's prepack runs,
-// here in one process rather than five), then `npm pack` of every workspace, each tarball
-// installed alone into a fresh project, the project
-// type-checked with `strict` and WITHOUT skipLibCheck, then run: the client calls E1 on the
-// platform's contract mock, the partner kit serves E4, the SDK's miniapp side talks to its host
-// side, the installed `minibridge verify` passes a conforming host app. Footprints are read with
-// `npm ls --omit=dev --all`. npm installs from its cache first (--prefer-offline) and may fetch
-// from the registry; the time-outs bound a busy machine, no assertion is about time.
+// here in one process rather than five), then `npm pack` of every workspace, each tarball installed
+// alone into a fresh project, the project type-checked with `strict` and WITHOUT skipLibCheck, then
+// run: the client calls E1 on the platform's contract mock, the partner kit serves E4, the SDK's
+// miniapp side talks to its host side, the installed `minibridge verify` passes a conforming host
+// app. Footprints are read with `npm ls --omit=dev --all`. npm installs from its cache first
+// (--prefer-offline) and may fetch from the registry; the time-outs bound a busy machine, no
+// assertion is about time.
 
 const run = promisify(execFile);
 const NPM_MS = 300_000;
