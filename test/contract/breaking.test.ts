@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ import { parseLossless, stringifyLossless } from '../../src/contract/json.js';
 // The gate of `npm run check:breaking`, run on edited copies of the platform document so it is
 // seen to fail on breaking edits and to pass on the released contract and on additive edits.
 // That the generated documents pass it is `npm run check:breaking` itself, a step of `npm test`
-// before vitest (and of CI): running optic over all three documents again here proved nothing more.
+// beside vitest (and of CI): running optic over all three documents again here proved nothing
+// more, nor did an unchanged copy (the additive edit passing shows the gate passes what it should).
 type Schemas = Record<string, { required?: string[]; properties?: Record<string, unknown> }>;
 type Edit = (schemas: Schemas) => void;
 
@@ -42,11 +43,8 @@ describe('npm run check:breaking (optic against openapi/baseline/)', () => {
   });
 
   it(
-    'passes for an unchanged copy and for an additive change (a new optional response property)',
+    'passes for an additive change (a new optional response property)',
     async () => {
-      const dir = await mkdtemp(path.join(workDir, 'copy-'));
-      await copyFile(path.join(baselineDir, 'platform.json'), path.join(dir, 'platform.json'));
-      expect((await checkBreakingChanges(platform, baselineDir, dir))[0]?.outcome).toBe('compatible');
       const outcome = await checkEditedPlatform((schemas) => {
         schema(schemas, 'CreateOrderPaymentResponse').properties!['created_at'] = { type: 'string' };
       });
