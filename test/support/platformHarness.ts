@@ -87,7 +87,7 @@ export class PlatformHarness {
         redisUrl: undefined,
         logLevel: 'silent',
         adminToken: ADMIN_TOKEN,
-        worker: { pollMs: 50, batchSize: 50, leaseMs: 60_000, enabled: true },
+        worker: { pollMs: 250, batchSize: 50, leaseMs: 60_000, enabled: true },
         ...options.config,
       },
     });
