@@ -17,7 +17,13 @@ let running: SandboxPlatform;
 let browser: Browser;
 
 beforeAll(async () => {
-  [running, browser] = await Promise.all([startSandboxPlatform(), launchChromium()]);
+  // The docs only: no E6 worker or reconciler polling PGlite for the minutes
+  // Chromium reads pages (an idle platform's polls cost about 50 ms of CPU a second).
+  const idle = {
+    worker: { pollMs: 250, batchSize: 10, leaseMs: 60_000, enabled: false },
+    reconciler: { pollMs: 1_000, batchSize: 10, enabled: false },
+  };
+  [running, browser] = await Promise.all([startSandboxPlatform('pglite', idle), launchChromium()]);
 }, 120_000);
 
 afterAll(async () => {

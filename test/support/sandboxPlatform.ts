@@ -1,5 +1,6 @@
 import { registryFrom } from '../../src/platform/registry/loadRegistry.js';
 import { SANDBOX_ADMIN_TOKEN, startSandbox, type RunningSandbox } from '../../src/tools/sandbox/startSandbox.js';
+import type { Config } from '../../src/platform/config.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/server.js';
 import { openPlatformDatabase, type TestBackend } from './databases.js';
 
@@ -12,8 +13,9 @@ export interface SandboxPlatform {
 /**
  * What `npm start` runs, in-process on ephemeral ports: the sandbox partners and the platform
  * (PGlite in memory, or a fresh PostgreSQL database with `'postgres'`) with the sandbox admin token.
+ * `config` overrides the platform's settings (a suite that only reads pages turns its workers off).
  */
-export async function startSandboxPlatform(backend: TestBackend['name'] = 'pglite'): Promise<SandboxPlatform> {
+export async function startSandboxPlatform(backend: TestBackend['name'] = 'pglite', config: Partial<Config> = {}): Promise<SandboxPlatform> {
   let platformUrl = '';
   const database = await openPlatformDatabase(backend);
   const sandbox = await startSandbox({ platformUrl: () => platformUrl, hostappPort: 0, miniappPort: 0 });
@@ -26,6 +28,7 @@ export async function startSandboxPlatform(backend: TestBackend['name'] = 'pglit
         ...database.config,
         logLevel: 'silent',
         adminToken: SANDBOX_ADMIN_TOKEN,
+        ...config,
       },
     });
     platformUrl = platform.url;
