@@ -15,7 +15,10 @@ export interface SandboxPlatform {
  * (PGlite in memory, or a fresh PostgreSQL database with `'postgres'`) with the sandbox admin token.
  * `config` overrides the platform's settings (a suite that only reads pages turns its workers off).
  */
-export async function startSandboxPlatform(backend: TestBackend['name'] = 'pglite', config: Partial<Config> = {}): Promise<SandboxPlatform> {
+export async function startSandboxPlatform(
+  backend: TestBackend['name'] = 'pglite',
+  config: Partial<Config> = {},
+): Promise<SandboxPlatform> {
   let platformUrl = '';
   const database = await openPlatformDatabase(backend);
   const sandbox = await startSandbox({ platformUrl: () => platformUrl, hostappPort: 0, miniappPort: 0 });
