@@ -23,7 +23,11 @@ import { defineConfig } from 'vitest/config';
  * start there, so they are set here once; a test that needs longer says so itself. No test
  * asserts on wall-clock time: these limits only bound how long a stuck test may hang.
  */
-const workers = Number(process.env['MINIBRIDGE_TEST_WORKERS'] ?? availableParallelism() + 1);
+// With DATABASE_URL every platform suite also runs on PostgreSQL, whose server shares the same
+// cores: there one worker per core, since a third worker starved its statements past the tests'
+// 1.5 s time-out and E1 soak past its answer time on a slow day (CI, 27 Nov afternoon).
+const cores = availableParallelism();
+const workers = Number(process.env['MINIBRIDGE_TEST_WORKERS'] ?? (process.env['DATABASE_URL'] ? cores : cores + 1));
 
 export default defineConfig({
   test: {
