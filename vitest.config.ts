@@ -6,9 +6,10 @@ import { defineConfig } from 'vitest/config';
  * sockets, child processes, Chromium and timers for part of their time, and the extra worker
  * fills those waits (on two cores, with `npm test`'s checks beside them: three workers 266 s,
  * two 323 s, four no better than three). vitest's default (cores − 1) ran the whole suite one
- * file at a time on a 2-core machine. Every file is independent of the others: its own
- * platform, database (`mb_t_<random>` on PostgreSQL), ports (0) and temporary folders.
- * MINIBRIDGE_TEST_WORKERS overrides the number (1 to run the files one at a time).
+ * file at a time on a 2-core machine. With DATABASE_URL, one worker per core (below). Every
+ * file is independent of the others: its own platform, database (`mb_t_<random>` on
+ * PostgreSQL), ports (0) and temporary folders. MINIBRIDGE_TEST_WORKERS overrides the number (1
+ * to run the files one at a time).
  *
  * The files of one worker share its process (`isolate: false`, ADR 0044): the modules, the
  * compiled contract validators, PGlite's WebAssembly and V8's warmed-up code are loaded once per
