@@ -26,7 +26,7 @@ import { defineConfig } from 'vitest/config';
  */
 // With DATABASE_URL every platform suite also runs on PostgreSQL, whose server shares the same
 // cores: there one worker per core, since a third worker starved its statements past the tests'
-// 1.5 s time-out and E1 soak past its answer time on a slow day (CI, 27 Nov afternoon).
+// 1.5 s time-out and the E1 soak past its answer time on a slow machine (ADR 0044).
 const cores = availableParallelism();
 const workers = Number(process.env['MINIBRIDGE_TEST_WORKERS'] ?? (process.env['DATABASE_URL'] ? cores : cores + 1));
 

@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { API_NAMES, loadDocument, type JsonObject } from '../../src/contract/documents.js';
 import { loadLosslessDocument } from '../../src/contract/losslessDocument.js';
+import { configFromEnv } from '../../src/platform/config.js';
 import { codeSamples } from '../../scripts/lib/code-samples.js';
 import { documentedOperations } from '../../scripts/mock/contract-document.js';
 import { launchChromium } from '../../scripts/lib/docs-browser.js';
@@ -19,10 +20,8 @@ let browser: Browser;
 beforeAll(async () => {
   // The docs only: no E6 worker or reconciler polling PGlite for the minutes
   // Chromium reads pages (an idle platform's polls cost about 50 ms of CPU a second).
-  const idle = {
-    worker: { pollMs: 250, batchSize: 10, leaseMs: 60_000, enabled: false },
-    reconciler: { pollMs: 1_000, batchSize: 10, enabled: false },
-  };
+  const defaults = configFromEnv({});
+  const idle = { worker: { ...defaults.worker, enabled: false }, reconciler: { ...defaults.reconciler, enabled: false } };
   [running, browser] = await Promise.all([startSandboxPlatform('pglite', idle), launchChromium()]);
 }, 120_000);
 
