@@ -211,6 +211,44 @@ describeEachBackend('round trips', (database, backend) => {
     expect((await direct.outbox.get(claimed!.delivery.delivery_id))?.attempts).toHaveLength(1);
   });
 
+  it("E6: whether anything is due is one statement without the claim's lock (an idle poll), and says what a claim would find", async () => {
+    expect(await store.outbox.anyDue()).toBe(false);
+    expect(recording.take()).toEqual(['store.outbox.anyDue']);
+    const payment = newOrderPayment();
+    await direct.orderPayments.create(payment, null);
+    await direct.orderPayments.transition(transitionTo(payment, 'paid'), orderCompletionBody);
+    expect(await store.outbox.anyDue()).toBe(true);
+    // Leased: not due for another claim until the lease ends.
+    const [claimed] = await direct.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
+    expect(await store.outbox.anyDue()).toBe(false);
+    // Failed, its retry an hour away: not due until then.
+    await direct.outbox.recordAttempt({
+      delivery_id: claimed!.delivery.delivery_id,
+      lease_id: claimed!.lease_id,
+      started_at: clock.now(),
+      duration_ms: 3,
+      result: { outcome: 'failed', http_status: 503, error: 'HTTP 503', retry_at: new Date(clock.now().getTime() + hours(1)) },
+    });
+    expect(await store.outbox.anyDue()).toBe(false);
+    clock.advance(hours(1) - 1);
+    expect(await store.outbox.anyDue()).toBe(false);
+    clock.advance(1);
+    expect(await store.outbox.anyDue()).toBe(true);
+    expect(recording.take()).toEqual(Array(5).fill('store.outbox.anyDue'));
+    // Delivered: never due again.
+    const [again] = await direct.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
+    expect(again?.delivery.delivery_id).toBe(claimed!.delivery.delivery_id);
+    await direct.outbox.recordAttempt({
+      delivery_id: again!.delivery.delivery_id,
+      lease_id: again!.lease_id,
+      started_at: clock.now(),
+      duration_ms: 3,
+      result: { outcome: 'delivered', http_status: 200 },
+    });
+    clock.advance(seconds(60));
+    expect(await store.outbox.anyDue()).toBe(false);
+  });
+
   it('E6: records the attempts that end together, and hands their slots on, in one statement; those ending meanwhile share the next (ADR 0033)', async () => {
     for (let i = 0; i < 20; i++) {
       const payment = newOrderPayment();

@@ -99,14 +99,18 @@ export class DeliveryWorker {
   /**
    * One round: claims what is due and may start, and starts it without waiting for it. Returns
    * the deliveries started. The loop runs this every poll interval, and at once when woken (a
-   * delivery was queued, or an attempt finished and freed its miniapp's slot).
+   * delivery was queued, or an attempt finished and freed its miniapp's slot). With `ifDue`
+   * (a poll that nothing woke), one indexed read first asks whether anything is due at all, and
+   * the claim's locked transaction runs only when something is: an idle instance's poll is then
+   * one statement instead of four (ADR 0046).
    */
-  async tick(): Promise<ClaimedDelivery[]> {
+  async tick({ ifDue = false }: { ifDue?: boolean } = {}): Promise<ClaimedDelivery[]> {
     const { batchSize, leaseMs } = this.platform.config.worker;
     // Leases taken by statements whose answer the database lost are found first (ADR 0037).
     const recovered = await this.platform.store.outbox.recoverLeases();
     if (recovered.length > 0) this.prepareAnswers();
     for (const delivery of recovered) this.track(delivery);
+    if (ifDue && !(await this.platform.store.outbox.anyDue())) return recovered;
     const claimed = await this.platform.store.outbox.claimDue({
       limit: batchSize,
       leaseMs,
@@ -133,6 +137,8 @@ export class DeliveryWorker {
   private async run(): Promise<void> {
     const { pollMs } = this.platform.config.worker;
     const { availability } = this.platform.store.db;
+    // Whether the last wait ended with the poll interval rather than a wake-up.
+    let polled = false;
     while (this.running) {
       // While the database is down nothing can be claimed: wait for it rather than poll it
       // (ADR 0037). The store has reported the outage; the worker says only that it waits.
@@ -144,14 +150,14 @@ export class DeliveryWorker {
       }
       let claimed = 0;
       try {
-        claimed = (await this.tick()).length;
+        claimed = (await this.tick({ ifDue: polled })).length;
       } catch (error) {
         if (!(error instanceof DatabaseUnavailableError))
           this.platform.log.error({ err: error }, 'E6 worker cycle failed; retrying after the poll interval');
       }
       // Anything claimed means more may be due (a claim ranks a bounded window): claim again
       // at once; an empty claim waits for the poll interval or a wake-up.
-      if (claimed === 0 && this.running) await this.idle(pollMs);
+      polled = claimed === 0 && this.running ? await this.idle(pollMs) : false;
     }
   }
 
@@ -176,15 +182,19 @@ export class DeliveryWorker {
     this.inFlight.add(attempt);
   }
 
-  private idle(ms: number): Promise<void> {
+  /** Waits for the poll interval or a wake-up; true when the interval ended it. */
+  private idle(ms: number): Promise<boolean> {
     if (this.wokenEarly) {
       this.wokenEarly = false;
-      return Promise.resolve();
+      return Promise.resolve(false);
     }
     const controller = new AbortController();
     this.wakeUp = () => controller.abort();
     return sleep(ms, undefined, { signal: controller.signal })
-      .catch(() => undefined)
+      .then(
+        () => true,
+        () => false,
+      )
       .finally(() => (this.wakeUp = undefined));
   }
 

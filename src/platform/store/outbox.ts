@@ -97,6 +97,11 @@ export interface Outbox {
    */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /**
+   * Whether any delivery is due and unleased: what claimDue would look for, without its lock,
+   * its transaction or the miniapps' bounds. False means a claim now would find nothing.
+   */
+  anyDue(): Promise<boolean>;
+  /**
    * The live leases taken by this process's lease statements whose answer was lost with the
    * database (ADR 0037): the caller makes their attempts now instead of after the leases end.
    */
@@ -405,6 +410,14 @@ const claimStatement = {
     SELECT ${deliveryColumns('claimed')} FROM claimed`,
 };
 
+/** claimDue's due condition alone, on the index of pending deliveries by due time (deliveries_due). */
+const anyDueStatement = {
+  name: 'store.outbox.anyDue',
+  text: `SELECT 1 AS due FROM deliveries
+    WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+    LIMIT 1`,
+};
+
 export function createOutbox(db: Db, clock: Clock): Outbox {
   /**
    * The lease ids of statements whose answer was lost with the database (ADR 0037): each may have
@@ -501,6 +514,10 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
         }),
       );
       return rows.sort(byDueTime).map(toClaimed);
+    },
+
+    async anyDue() {
+      return (await db.query(anyDueStatement, [clock()])).length > 0;
     },
 
     async recoverLeases() {
