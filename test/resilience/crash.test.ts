@@ -10,6 +10,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { loadDocument } from '../../src/contract/documents.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, type TestDatabase } from '../support/databases.js';
 import { startChild, type ChildServer } from './support/childProcess.js';
@@ -20,6 +21,8 @@ import { completeOrder, createOrderPayment } from './support/requests.js';
 
 const postgres = backends.find((backend) => backend.name === 'postgres')!;
 const long = process.env.RESILIENCE_LONG === '1';
+/** The error codes a client may send the same request again for (the contract's x-retryable). */
+const retryable = (loadDocument('platform').components!.schemas!.ErrorCode as { 'x-retryable': string[] })['x-retryable'];
 const PLATFORM_PROCESS = fileURLToPath(new URL('./platform-process.ts', import.meta.url));
 const FULL_COLLECTIONS = fileURLToPath(new URL('./support/fullCollections.mjs', import.meta.url));
 const STATUSES = ['paid', 'failed', 'cancelled'] as const;
@@ -185,6 +188,8 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
         client_id: PARTIES.clientId,
         order: { currency: 'VND', amount: '125000.50', miniapp_order_id: 'soak-[<id>]' },
       });
+      // Every answer other than 2xx, by status and error_code, for the verdict and its message.
+      const refused = new Map<string, number>();
       const result = await autocannon({
         url: `${instance.url}/api/v1/orders/create-order-payment/`,
         method: 'POST',
@@ -193,6 +198,15 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
         idReplacement: true,
         connections: 50,
         duration: 60,
+        requests: [
+          {
+            onResponse: (status: number, answer: string) => {
+              if (status >= 200 && status < 300) return;
+              const code = /"error_code":"([A-Z_]+)"/.exec(String(answer))?.[1] ?? 'no error_code';
+              refused.set(`${status} ${code}`, (refused.get(`${status} ${code}`) ?? 0) + 1);
+            },
+          },
+        ],
       });
       clearInterval(sampler);
       const steady = samples.filter((sample) => sample.t >= 20 && Number.isFinite(sample.rss) && Number.isFinite(sample.heap));
@@ -208,10 +222,22 @@ describe.skipIf(postgres.skip)('crash and scale on PostgreSQL', () => {
           10,
         ),
       );
-      const summary = `${result.requests.total} requests, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} time-outs; RSS slope ${rssSlope.toFixed(3)} MiB/s, heap floor slope ${heapSlope.toFixed(3)} MiB/s over ${steady.length} samples`;
+      const summary = `${result.requests.total} requests, ${result.non2xx} non-2xx (${JSON.stringify(Object.fromEntries(refused))}), ${result.errors} errors, ${result.timeouts} time-outs; RSS slope ${rssSlope.toFixed(3)} MiB/s, heap floor slope ${heapSlope.toFixed(3)} MiB/s over ${steady.length} samples`;
       console.log(`soak: ${summary}`);
       expect(result.requests.total, summary).toBeGreaterThan(0);
-      expect([result.non2xx, result.errors, result.timeouts], summary).toEqual([0, 0, 0]);
+      // No error and no time-out. An answer other than 2xx only as the platform sheds load on a
+      // machine the other suites share: a code the contract marks retryable (x-retryable, e.g. a
+      // 503 when a statement outlived its time-out, ADR 0037), never a 500, and rarely.
+      expect([result.errors, result.timeouts], summary).toEqual([0, 0]);
+      const shed = (answer: string) => {
+        const [status, code] = answer.split(' ');
+        return retryable.includes(code!) && (Number(status) < 500 || status === '503');
+      };
+      expect(
+        [...refused.keys()].filter((answer) => !shed(answer)),
+        summary,
+      ).toEqual([]);
+      expect(result.non2xx, summary).toBeLessThanOrEqual(result.requests.total / 1000);
       expect(steady.length, summary).toBeGreaterThanOrEqual(30);
       // Generous: a leak of a few KiB per request at this rate shows up as whole MiB per second.
       expect(heapSlope, summary).toBeLessThan(0.5);
