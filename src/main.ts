@@ -115,7 +115,7 @@ function banner(
   });
   return `
 Minibridge sandbox (simulated partners; every secret below is sandbox-only)
-  Platform   ${platformUrl}   docs ${platformUrl}/docs   admin token ${adminToken}
+  Platform   ${platformUrl}   docs ${platformUrl}/docs   dashboard ${platformUrl}/dashboard/   admin token ${adminToken}
   Host app   ${sandbox.hostappUrl}   client_id ${SANDBOX_HOSTAPP.clientId}   secret_key ${SANDBOX_HOSTAPP.secretKey}   (Authorization prefix ${SANDBOX_HOSTAPP.tokenPrefix})
   Miniapp    ${sandbox.miniappUrl}   app_id ${SANDBOX_MINIAPP.appId}   secret_key ${SANDBOX_MINIAPP.secretKey}
   Demo page  ${sandbox.demoMiniappUrl ?? '-'}   (the demo miniapp, examples/demo-miniapp)
