@@ -68,9 +68,18 @@ async function consumer(name: string, tarball: string, source: string, extra: st
   const dir = path.join(workDir, name);
   await mkdir(dir);
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module' }, null, 2));
+  // The strictest settings a partner's project may use (@tsconfig/strictest's checks), declarations included.
   const compilerOptions = {
     strict: true,
     skipLibCheck: false,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    noPropertyAccessFromIndexSignature: true,
+    noImplicitOverride: true,
+    noImplicitReturns: true,
+    noFallthroughCasesInSwitch: true,
+    noUnusedLocals: true,
+    noUnusedParameters: true,
     target: 'ES2022',
     module: 'NodeNext',
     moduleResolution: 'NodeNext',
@@ -302,6 +311,9 @@ const app = express().use(
   createHostappRouter({
     clientId: 'ha_superapp',
     secretKey: 'the-hostapp-secret',
+    // Settings read from the environment may be absent: the options take undefined as "not set".
+    tokenPrefix: process.env['HOSTAPP_TOKEN_PREFIX'],
+    signingSecrets: process.env['HOSTAPP_SIGNING_SECRET']?.split(','),
     handlers: {
       createOrderPayment: () => ({ order_payment_id: 'hop_1' }),
       getPaymentStatus: (query) => ({ order_payment_id: query.order_payment_id, app_id: query.app_id, client_id: query.client_id, payment_status: 'paid' }),
@@ -401,7 +413,7 @@ console.log(JSON.stringify({ protocol: BRIDGE_PROTOCOL, status: outcome.status, 
 import { verifyBridge } from '@minibridge/verify/bridge';
 
 const [url, id, secret] = process.argv.slice(2) as [string, string, string];
-const report = await verify({ subject: 'hostapp', url, credentials: { id, secret }, tokenPrefix: 'Token', paths: {}, e4Method: 'POST', signingSecrets: [] });
+const report = await verify({ subject: 'hostapp', url, credentials: { id, secret }, tokenPrefix: 'Token', paths: {}, e4Method: 'POST', signingSecrets: [], appId: process.env['VERIFY_APP_ID'] });
 console.log(JSON.stringify({ passed: report.passed, checks: CHECKS.length, table: tableReport(report).length > 0, bridge: typeof verifyBridge }));
 `,
         [`@types/node@${await installedVersion('@types/node')}`],

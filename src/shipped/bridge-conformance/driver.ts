@@ -69,7 +69,7 @@ export interface ConformanceOptions {
   onUpdate?(report: Report): void;
   /** Called with what the page waits for, and with undefined when it no longer waits. */
   onWaiting?(waiting: Waiting | undefined): void;
-  userAgent?: string;
+  userAgent?: string | undefined;
   now?(): Date;
 }
 

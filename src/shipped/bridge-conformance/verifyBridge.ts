@@ -14,13 +14,13 @@ export interface VerifyBridgeOptions {
   /** The sandbox miniapp server the page reports to (`npm start`: http://127.0.0.1:8082). */
   url: string;
   /** The run's name (the page's `?run=`); the newest run when absent. */
-  run?: string;
+  run?: string | undefined;
   /** How long to wait for the run to report and finish; 0 reads once. */
   waitSeconds: number;
   /** Time-out of each request to the sandbox. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** Between two looks at an unfinished run. */
-  pollMs?: number;
+  pollMs?: number | undefined;
 }
 
 const REQUEST_TIMEOUT_MS = 10_000;

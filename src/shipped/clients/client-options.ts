@@ -16,8 +16,8 @@ import { losslessBody } from './losslessBody.js';
  */
 export type ClientCredentials =
   | { scheme: 'basic'; id: string; secret: string }
-  | { scheme: 'token'; id: string; secret: string; prefix?: string }
-  | { scheme: 'userAccessToken'; token: string; prefix?: string }
+  | { scheme: 'token'; id: string; secret: string; prefix?: string | undefined }
+  | { scheme: 'userAccessToken'; token: string; prefix?: string | undefined }
   | { scheme: 'bearer'; token: string };
 
 /** What every contract client needs: where the API is, and optionally credentials, headers and a fetch. */
@@ -25,11 +25,11 @@ export interface ContractClientOptions {
   /** The API's address, e.g. the platform's `{base_url}` or a partner's registered server. */
   baseUrl: string;
   /** Sent as `Authorization` on every request (an `Authorization` in `headers` wins). */
-  credentials?: ClientCredentials;
+  credentials?: ClientCredentials | undefined;
   /** Headers sent with every request. */
-  headers?: HeadersOptions;
+  headers?: HeadersOptions | undefined;
   /** A fetch to use instead of `globalThis.fetch` (tests, proxies, custom time-outs). */
-  fetch?: (input: Request) => Promise<Response>;
+  fetch?: ((input: Request) => Promise<Response>) | undefined;
 }
 
 /** The default `<prefix>` of `hostappToken` and `userAccessToken`. */

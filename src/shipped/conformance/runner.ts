@@ -27,9 +27,9 @@ import { targets, type OperationTarget, type Subject, type TargetSettings } from
 export interface VerifyOptions extends TargetSettings {
   signingSecrets: string[];
   /** Run and report one check only. */
-  only?: CheckName;
+  only?: CheckName | undefined;
   /** Waiting time for one answer when the contract gives none (platform operations). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface Failure {

@@ -22,15 +22,15 @@ export interface TargetSettings {
   /** hostapp: client_id:secret_key; miniapp: app_id:secret_key; platform: the miniapp's. */
   credentials: Credentials;
   /** platform only: the host app linked to the miniapp (E5, E8, and the recipient of events). */
-  hostappCredentials?: Credentials;
+  hostappCredentials?: Credentials | undefined;
   tokenPrefix: string;
   paths: Partial<Record<PartnerEndpoint, string>>;
   e4Method: 'POST' | 'GET';
   /** The other party named in partner requests (defaults: the contract's examples). */
-  appId?: string;
-  clientId?: string;
+  appId?: string | undefined;
+  clientId?: string | undefined;
   /** Values to send at given body paths in every request that has them (e.g. an order your server knows). */
-  fixtures?: Array<{ path: JsonPath; value: string }>;
+  fixtures?: Array<{ path: JsonPath; value: string }> | undefined;
 }
 
 /** How a value the run fixes is found: the same for every request, or made per request. */

@@ -105,7 +105,7 @@ export interface CommonRouterOptions {
    * raw body (the raw query string for a GET), a timestamp within `x-replay-window-seconds` (replayWindowSeconds()), and a signature not
    * seen before within that window.
    */
-  signingSecrets?: readonly string[];
+  signingSecrets?: readonly string[] | undefined;
   /**
    * Idempotency on `X-Minibridge-Event-Id` for the event and callback operations (E6, E7).
    * `'memory'` (the default) remembers the first successful answer per event id (the 10,000 most
@@ -113,8 +113,8 @@ export interface CommonRouterOptions {
    * `error_code` are not remembered, so a retry runs the handler again. `'off'` calls the handler
    * for every delivery; an AnswerStore shares the memory between instances.
    */
-  idempotency?: 'memory' | 'off' | AnswerStore;
-  logger?: PartnerKitLogger;
+  idempotency?: 'memory' | 'off' | AnswerStore | undefined;
+  logger?: PartnerKitLogger | undefined;
 }
 
 export interface HostappRouterOptions extends CommonRouterOptions {
@@ -123,15 +123,15 @@ export interface HostappRouterOptions extends CommonRouterOptions {
   /** hostapp_secret_key. */
   secretKey: string;
   /** The `<prefix>` of `Authorization: <prefix> base64(client_id:secret_key)`; `Token` unless you changed it. */
-  tokenPrefix?: string;
+  tokenPrefix?: string | undefined;
   /**
    * For host apps that enabled the access-token option: decides whether `<prefix> <token>` on
    * E3/E4 is a valid user access token from your access-token service. Without it only your
    * client credentials are accepted.
    */
-  acceptUserAccessToken?: (token: string) => boolean | Promise<boolean>;
+  acceptUserAccessToken?: ((token: string) => boolean | Promise<boolean>) | undefined;
   /** Where to mount each operation, when you registered other URLs than the contract's suggested paths. */
-  paths?: { createOrderPayment?: string; getPaymentStatus?: string; events?: string };
+  paths?: { createOrderPayment?: string | undefined; getPaymentStatus?: string | undefined; events?: string | undefined } | undefined;
   handlers: HostappHandlers;
 }
 
@@ -140,6 +140,6 @@ export interface MiniappRouterOptions extends CommonRouterOptions {
   appId: string;
   /** The miniapp's secret_key. */
   secretKey: string;
-  paths?: { completeOrder?: string; events?: string };
+  paths?: { completeOrder?: string | undefined; events?: string | undefined } | undefined;
   handlers: MiniappHandlers;
 }

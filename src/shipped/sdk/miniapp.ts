@@ -29,17 +29,17 @@ export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 
 export interface MinibridgeSdkOptions {
   /** Where messages go; by default the native web view's handler or the parent frame, detected from `window`. */
-  endpoint?: BridgeEndpoint;
+  endpoint?: BridgeEndpoint | undefined;
   /** The window to detect the endpoint from; default `globalThis.window`. */
-  window?: WindowLike;
+  window?: WindowLike | undefined;
   /** In an iframe: the host page's origin. Messages go only there and only its messages are read. Default `*`. */
-  hostOrigin?: string;
+  hostOrigin?: string | undefined;
   /** Default time-out of sendPromise in milliseconds (default 30 000). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Time-out of pay in milliseconds; 0 (the default) waits as long as the user keeps the payment sheet open. */
-  payTimeoutMs?: number;
+  payTimeoutMs?: number | undefined;
   /** Called with bridge messages that break the schema and answer nothing pending; they are dropped. */
-  onInvalidMessage?: (data: unknown, reason: string) => void;
+  onInvalidMessage?: ((data: unknown, reason: string) => void) | undefined;
 }
 
 /** What pay(...) resolves with: the user-facing result the host app reported. */
@@ -56,7 +56,7 @@ export type MinibridgeEventCallback = (event: MinibridgeEvent) => void;
 
 export interface SendPromiseOptions {
   /** Overrides the SDK's time-out for this call. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface MinibridgeSdk {
