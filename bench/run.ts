@@ -297,7 +297,7 @@ async function main(): Promise<BenchResults> {
     reconcile = figures;
   }
   const twoInstances = observer && runs('two') ? await twoInstancesPhase(context) : undefined;
-  const ready = runs('startup') ? await startupPhase(context) : undefined;
+  const ready = runs('startup') ? await startupPhase(context, mode === 'compiled') : undefined;
   await processes.stopAll();
   await observer?.close();
 

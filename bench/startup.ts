@@ -10,6 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compiledIsCurrent } from '../scripts/lib/compiled-is-current.mjs';
 import { settings, type BenchContext } from './context.js';
 import { openBenchDatabase } from './postgres.js';
 import { freePort, waitForReady } from './processes.js';
@@ -18,6 +19,7 @@ import type { ReadyResult } from './report.js';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const COMPILED_MAIN = join(here, '../dist/src/main.js');
 const START = join(here, '../scripts/start.mjs');
+const ROOT = join(here, '..');
 
 /** Spawn of `script` → /readyz 200; the peak RSS (VmHWM) of the serving process then. */
 async function ready(script: string, env: NodeJS.ProcessEnv): Promise<{ ms: number; peakRssMiB: number }> {
@@ -39,8 +41,9 @@ async function ready(script: string, env: NodeJS.ProcessEnv): Promise<{ ms: numb
   }
 }
 
-export async function startupPhase(context: BenchContext): Promise<ReadyResult> {
-  if (!existsSync(COMPILED_MAIN)) execFileSync('npm', ['run', 'build'], { stdio: 'ignore', cwd: join(here, '..') });
+/** `compiledAtStart`: the run began on a dist/ built from the sources (platformMode chose compiled). */
+export async function startupPhase(context: BenchContext, compiledAtStart: boolean): Promise<ReadyResult> {
+  if (!existsSync(COMPILED_MAIN)) execFileSync('npm', ['run', 'build'], { stdio: 'ignore', cwd: ROOT });
   const result: ReadyResult = { postgresMs: [], pgliteMs: [], fresh: { readyMs: [], peakRssMiB: [] } };
   const existing = join(context.workDir, 'startup-pglite');
   const database = context.observer ? await openBenchDatabase(context.databaseUrl) : undefined;
@@ -52,6 +55,13 @@ export async function startupPhase(context: BenchContext): Promise<ReadyResult> 
     for (let run = 0; run < settings.readyRuns; run++) {
       context.log(`start-up run ${run + 1}: existing PostgreSQL (the reference), fresh clone, existing PGlite`);
       if (database) result.postgresMs.push((await ready(COMPILED_MAIN, context.minibridgeEnv({ url: database.url }))).ms);
+      // `npm start` runs dist/ only while it matches the sources (scripts/start.mjs); a source
+      // edited during the run sends it through tsx, about 70 MiB and 1.5 s more than a fresh
+      // clone's start, so that figure would not be the fresh clone's.
+      if (compiledAtStart && !compiledIsCurrent(ROOT))
+        throw new Error(
+          'the sources changed during the run, so npm start would no longer run the compiled dist/ a fresh clone runs: run the bench alone, after npm run build',
+        );
       const fresh = await ready(START, context.minibridgeEnv({ dir: join(context.workDir, `fresh-${run}`) }));
       result.fresh.readyMs.push(fresh.ms);
       result.fresh.peakRssMiB.push(fresh.peakRssMiB);
