@@ -59,7 +59,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
  * Latency counts from each request's scheduled start, so a stall is charged to every request it
  * delays (no coordinated omission).
  */
-export async function paced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+export async function paced(options: LoadOptions & { rate: number }): Promise<LoadResult & { latenciesMs: number[] }> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
   const interval = 1000 / options.rate;
   const total = Math.round(options.rate * options.durationSeconds);
@@ -93,6 +93,7 @@ export async function paced(options: LoadOptions & { rate: number }): Promise<Lo
     latencyP99Ms: percentile(latencies, 99),
     requests: latencies.length,
     failures,
+    latenciesMs: latencies,
   };
 }
 

@@ -11,14 +11,20 @@ export interface ContenderRounds {
   note: string;
   samples: Sample[];
   peakRssMiB?: number;
+  /** p99 of every paced request of every round together, when the path has paced runs. */
+  pacedP99PooledMs?: number;
 }
 
-/** A ratio of two contenders of a path, taken per round. */
+/**
+ * A ratio of two contenders of a path, taken per round: its median, range and pairs. With
+ * `pooled`, `median` is instead the ratio of the figures taken over all rounds' requests together
+ * (a tail percentile: one round's 800 requests put its p99 on 8 of them), the range still per round.
+ */
 export interface RatioResult {
   of: string;
   to: string;
   metric: 'throughput' | 'cpu' | 'paced p99 added';
-  value: Spread & { pairs: number[] };
+  value: Spread & { pairs: number[]; pooled?: boolean };
 }
 
 export interface PathResult {
@@ -132,8 +138,10 @@ export function ranged(values: readonly (number | undefined)[], digits = 0): str
     : `${fixed(figure.median, digits)} (${fixed(figure.min, digits)}–${fixed(figure.max, digits)})`;
 }
 
-export function ratioText(figure: Spread | undefined, digits = 2): string {
+export function ratioText(figure: (Spread & { pooled?: boolean }) | undefined, digits = 2): string {
   if (!figure || figure.n === 0) return 'n/a';
+  if (figure.pooled)
+    return `${fixed(figure.median, digits)}× (${figure.n} rounds pooled; per round ${fixed(figure.min, digits)}–${fixed(figure.max, digits)})`;
   const range = figure.n > 1 ? ` (${fixed(figure.min, digits)}–${fixed(figure.max, digits)}, ${figure.n} rounds)` : '';
   return `${fixed(figure.median, digits)}×${range}`;
 }
