@@ -16,15 +16,19 @@ export interface ContenderRounds {
 }
 
 /**
- * A ratio of two contenders of a path, taken per round: its median, range and pairs. With
- * `pooled`, `median` is instead the ratio of the figures taken over all rounds' requests together
- * (a tail percentile: one round's 800 requests put its p99 on 8 of them), the range still per round.
+ * A ratio of two contenders of a path, taken per round: its median, range and pairs. Where
+ * per-round pairs are too few samples each, `across` says what `median` holds instead, the range
+ * still per round: `pooled`, the ratio of the figures taken over all rounds' requests together
+ * (a tail percentile: one round's 800 requests put its p99 on 8 of them); `medians`, the ratio of
+ * the two contenders' medians over the rounds.
  */
+export type RatioFigure = Spread & { pairs: number[]; across?: 'pooled' | 'medians' };
+
 export interface RatioResult {
   of: string;
   to: string;
   metric: 'throughput' | 'cpu' | 'paced p99 added';
-  value: Spread & { pairs: number[]; pooled?: boolean };
+  value: RatioFigure;
 }
 
 export interface PathResult {
@@ -138,10 +142,11 @@ export function ranged(values: readonly (number | undefined)[], digits = 0): str
     : `${fixed(figure.median, digits)} (${fixed(figure.min, digits)}–${fixed(figure.max, digits)})`;
 }
 
-export function ratioText(figure: (Spread & { pooled?: boolean }) | undefined, digits = 2): string {
+export function ratioText(figure: (Spread & { across?: RatioFigure['across'] }) | undefined, digits = 2): string {
   if (!figure || figure.n === 0) return 'n/a';
-  if (figure.pooled)
-    return `${fixed(figure.median, digits)}× (${figure.n} rounds pooled; per round ${fixed(figure.min, digits)}–${fixed(figure.max, digits)})`;
+  const perRound = `per round ${fixed(figure.min, digits)}–${fixed(figure.max, digits)}`;
+  if (figure.across === 'pooled') return `${fixed(figure.median, digits)}× (${figure.n} rounds pooled; ${perRound})`;
+  if (figure.across === 'medians') return `${fixed(figure.median, digits)}× (medians of ${figure.n} rounds; ${perRound})`;
   const range = figure.n > 1 ? ` (${fixed(figure.min, digits)}–${fixed(figure.max, digits)}, ${figure.n} rounds)` : '';
   return `${fixed(figure.median, digits)}×${range}`;
 }

@@ -231,7 +231,7 @@ function pathRatios(rounds: PathResult['contenders']): RatioResult[] {
       of: subject.name,
       to: durable.name,
       metric: 'paced p99 added',
-      value: { ...pairedRatio(added(subject), added(durable)), median: pooledAdded(subject) / pooledAdded(durable), pooled: true },
+      value: { ...pairedRatio(added(subject), added(durable)), median: pooledAdded(subject) / pooledAdded(durable), across: 'pooled' },
     });
   }
   return ratios;
