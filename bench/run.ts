@@ -24,7 +24,7 @@ import { markdown, type BenchResults, type PathResult, type RatioResult } from '
 import { accounted, interleave, type Contender, type Sample } from './rounds.js';
 import { E1_PATH, e1BodyTemplate, miniappHeaders, parties, writeRegistry } from './scenario.js';
 import { reconcilePhase } from './reconcile.js';
-import { pairedRatio } from './stats.js';
+import { addedRatio, pairedRatio } from './stats.js';
 import { startupPhase } from './startup.js';
 import { compareResults, targets } from './targets.js';
 import { twoInstancesPhase } from './twoInstances.js';
@@ -226,12 +226,12 @@ function pathRatios(rounds: PathResult['contenders']): RatioResult[] {
     const added = (c: PathResult['contenders'][number]) =>
       c.samples.map((s, round) => (s.pacedP99Ms ?? NaN) - (direct.samples[round]!.pacedP99Ms ?? NaN));
     // The verdict pools the rounds' requests: a round's p99 rests on its 8 slowest of 800.
-    const pooledAdded = (c: PathResult['contenders'][number]) => c.pacedP99PooledMs! - direct.pacedP99PooledMs!;
+    const pooled = addedRatio(subject.pacedP99PooledMs, durable.pacedP99PooledMs, direct.pacedP99PooledMs ?? Number.NaN);
     ratios.push({
       of: subject.name,
       to: durable.name,
       metric: 'paced p99 added',
-      value: { ...pairedRatio(added(subject), added(durable)), median: pooledAdded(subject) / pooledAdded(durable), across: 'pooled' },
+      value: { ...pairedRatio(added(subject), added(durable)), median: pooled, across: 'pooled' },
     });
   }
   return ratios;

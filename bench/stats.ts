@@ -45,6 +45,25 @@ export function pairedRatio(a: readonly (number | undefined)[], b: readonly (num
 }
 
 /**
+ * How much more `subject` adds over `reference` than `limit` does, each figure taken over all of
+ * a contender's rounds together (a tail percentile of every request, bench/README.md): NaN when
+ * the limit adds nothing, where the ratio says nothing.
+ */
+export function addedRatio(subject: number, limit: number, reference: number): number {
+  const limitAdded = limit - reference;
+  return Number.isFinite(limitAdded) && limitAdded > 0 ? (subject - reference) / limitAdded : Number.NaN;
+}
+
+/**
+ * The ratio of two contenders' medians over their rounds, for figures whose rounds are not
+ * paired in time (bench/README.md); NaN when either has none or `b`'s is not positive.
+ */
+export function ratioOfMedians(a: readonly number[], b: readonly number[]): number {
+  const bottom = median(b);
+  return bottom > 0 ? median(a) / bottom : Number.NaN;
+}
+
+/**
  * The order of the contenders in round `round`: as given in even rounds, reversed in odd ones
  * (A B C, C B A, A B C …), so a drift that runs through a round favours no contender overall.
  */

@@ -8,7 +8,7 @@ import type { BenchResults, PathResult, Target } from './report.js';
 import { ratioText, type RatioFigure } from './report.js';
 import type { PathId } from './paths.js';
 import type { Sample } from './rounds.js';
-import { agreement, median, pairedRatio, type Agreement, type Spread } from './stats.js';
+import { agreement, median, pairedRatio, ratioOfMedians, type Agreement, type Spread } from './stats.js';
 
 /**
  * Goals that replace absolute times, each the absolute goal divided by its reference as measured
@@ -114,7 +114,7 @@ export function targets(results: BenchResults): Target[] {
     // minute apart (a queue and a drain between them), so a round's pair shares little more of
     // the machine's state than any two rounds do; per-round pairs of millisecond p50s swung
     // 1.4–3.3× where the medians' ratio held (bench/README.md).
-    const ratio: RatioFigure = { ...pairedRatio(mine, limit), median: median(mine) / median(limit), across: 'medians' };
+    const ratio: RatioFigure = { ...pairedRatio(mine, limit), median: ratioOfMedians(mine, limit), across: 'medians' };
     list.push({
       name: 'E5 → E6 latency p50 ÷ the durable limit’s',
       goal: `≤ ${timeGoals.e6Latency}×`,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lsnBytes } from '../../bench/postgres.js';
-import { agreement, median, pairedRatio, roundOrder, spread } from '../../bench/stats.js';
+import { addedRatio, agreement, median, pairedRatio, ratioOfMedians, roundOrder, spread } from '../../bench/stats.js';
 
 describe('bench statistics', () => {
   it('takes the median of odd and even counts and ignores figures that were not measured', () => {
@@ -39,6 +39,21 @@ describe('bench statistics', () => {
     expect(roundOrder(['a', 'b', 'c'], 0)).toEqual(['a', 'b', 'c']);
     expect(roundOrder(['a', 'b', 'c'], 1)).toEqual(['c', 'b', 'a']);
     expect(roundOrder(['a', 'b', 'c'], 2)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('takes the latency one contender adds over a reference against what the limit adds, and nothing when the limit adds none', () => {
+    expect(addedRatio(12, 7, 2)).toBe(2);
+    expect(addedRatio(2, 7, 2)).toBe(0);
+    expect(addedRatio(12, 2, 2)).toBeNaN();
+    expect(addedRatio(12, 1.5, 2)).toBeNaN();
+    expect(addedRatio(12, 7, Number.NaN)).toBeNaN();
+  });
+
+  it('divides the medians of unpaired rounds, whatever order the rounds came in', () => {
+    expect(ratioOfMedians([5.3, 4.1, 3.7], [1.9, 2.3, 2.0])).toBeCloseTo(4.1 / 2.0);
+    expect(ratioOfMedians([4.1, 5.3, 3.7], [2.3, 2.0, 1.9])).toBeCloseTo(4.1 / 2.0);
+    expect(ratioOfMedians([1], [])).toBeNaN();
+    expect(ratioOfMedians([1], [0])).toBeNaN();
   });
 
   it('says two runs agree when the second is within ±10% of the first, and not beyond', () => {
