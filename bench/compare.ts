@@ -1,7 +1,7 @@
 /**
  * Do two full runs agree? `npx tsx bench/compare.ts <first.json> <second.json>` prints each ratio
- * target of both runs and whether the second lies within ±10% of the first; exits 1 when one
- * does not. `npm run bench` makes the same comparison with the previous latest.json (or
+ * target of both runs, each judged by the current code from its rounds, and whether the second
+ * lies within ±10% of the first; exits 1 when one does not. `npm run bench` makes the same comparison with the previous latest.json (or
  * BENCH_COMPARE) and writes it into latest.md.
  */
 import { readFileSync } from 'node:fs';

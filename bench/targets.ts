@@ -211,8 +211,11 @@ export function targets(results: BenchResults): Target[] {
 
 /** Each ratio target of `second` beside the same target of `first`: do two runs agree within ±10%? */
 export function compareResults(first: BenchResults, second: BenchResults): Agreement[] {
-  return second.targets.flatMap((target) => {
-    const earlier = first.targets.find((t) => t.name === target.name);
+  // Both runs judged by this code, from their rounds: a run kept from before a verdict changed
+  // (the E5 → E6 latency's medians' ratio) is compared like for like.
+  const [before, after] = [targets(first), targets(second)];
+  return after.flatMap((target) => {
+    const earlier = before.find((t) => t.name === target.name);
     return target.ratio && earlier?.ratio ? [agreement(target.name, earlier.ratio.median, target.ratio.median)] : [];
   });
 }
