@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+import type { EmbeddedPglite as PGlite } from '../../src/platform/store/pgliteThread.js';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPglite, pgliteDb } from '../../src/platform/store/db.js';

@@ -1,5 +1,5 @@
-import type { PGlite } from '@electric-sql/pglite';
 import { memoryDatabases } from '../../src/platform/store/db.js';
+import type { EmbeddedPglite as PGlite } from '../../src/platform/store/pgliteThread.js';
 
 /**
  * Recycled `memory://` databases for the suites (ADR 0044). Booting a PGlite from the template

@@ -1,5 +1,4 @@
 // Each driver is loaded only when its backend is used: PGlite alone takes ~200 ms to import.
-import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -12,6 +11,7 @@ import {
 } from './availability.js';
 import type { BatchOptions } from './batch.js';
 import { pgliteTemplateArchive, preparePgliteDataDir } from './pgliteCluster.js';
+import { startEmbeddedPglite, type EmbeddedPglite } from './pgliteThread.js';
 
 /**
  * A hot statement PostgreSQL parses and plans once per connection and then reuses, instead of
@@ -148,16 +148,18 @@ export async function openPglite(dataDir: string): Promise<Db> {
  * closed database emptied back to the template's state instead of a new one booted, the largest
  * single cost of the suites' platform starts.
  */
-export const memoryDatabases: { open(): Promise<PGlite> } = {
+export const memoryDatabases: { open(): Promise<EmbeddedPglite> } = {
   open: async () => createPglite('memory://', await pgliteTemplateArchive()),
 };
 
-/** PGlite on `dataDir` with the embedded database's settings; `loadDataDir` fills a fresh one from an archive. */
-export async function createPglite(dataDir: string, loadDataDir?: Blob): Promise<PGlite> {
-  const { PGlite: PGliteClass } = await import('@electric-sql/pglite');
+/**
+ * PGlite on `dataDir`, on a thread of its own (ADR 0047), with the embedded database's settings;
+ * `loadDataDir` fills a fresh one from an archive.
+ */
+export function createPglite(dataDir: string, loadDataDir?: Blob): Promise<EmbeddedPglite> {
   // 16 MB of shared buffers instead of PGlite's 128 MB: the embedded database serves one
   // process's working set, and the buffers' pages count in that process's RSS (ADR 0021).
-  return PGliteClass.create(dataDir, { postgresqlconf: pgliteConf, ...(loadDataDir ? { loadDataDir } : {}) });
+  return startEmbeddedPglite(dataDir, { postgresqlconf: pgliteConf, ...(loadDataDir ? { loadDataDir } : {}) });
 }
 
 /**
@@ -169,17 +171,12 @@ export function batchingFor(db: Pick<Db, 'statementsAtOnce'>, options: BatchOpti
   return { ...options, maxInFlight: Math.max(1, Math.min(options.maxInFlight, db.statementsAtOnce)) };
 }
 
-/** Resolves after the I/O the event loop has ready now has been handled (a setImmediate). */
-function afterPendingIo(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /**
  * The store's database interface over an open PGlite. It fails where a file system does: a full
  * disk refuses writes (SQLSTATE 53100) while reads go on, and a closed or broken PGlite refuses
  * everything; both are DatabaseUnavailableError, and the availability probe sees the second.
  */
-export function pgliteDb(pglite: PGlite): Db {
+export function pgliteDb(pglite: EmbeddedPglite): Db {
   const availability = createAvailability({
     probe: async () => {
       await pglite.query('SELECT 1');
@@ -189,17 +186,11 @@ export function pgliteDb(pglite: PGlite): Db {
     backend: 'pglite',
     statementsAtOnce: 1,
     availability,
-    // PGlite runs in this process: there is no round trip a prepared statement would save.
+    // PGlite runs in this process: there is no round trip a prepared statement would save. Its
+    // thread runs one statement at a time while this one reads requests, which queue in the
+    // batcher and go together in its next statement (ADR 0032, ADR 0047).
     query<T>(sql: string | PreparedStatement, params: readonly unknown[] = []) {
-      return guarded(availability, async () => {
-        // PGlite runs a statement to its commit without giving the event loop a turn, so without
-        // this every E1 write would be sent, and committed, alone before the next request is even
-        // read. Waiting for the I/O already pending lets the requests read in this turn queue
-        // behind it and go together in the batcher's next statement: one parse, plan and commit
-        // for all of them (ADR 0032). Within a transaction there is no wait: it holds the session.
-        await afterPendingIo();
-        return (await pglite.query<T>(textOf(sql), [...params])).rows;
-      });
+      return guarded(availability, async () => (await pglite.query<T>(textOf(sql), params)).rows);
     },
     exec(sql: string) {
       return guarded(availability, async () => {
@@ -213,7 +204,7 @@ export function pgliteDb(pglite: PGlite): Db {
         pglite.transaction((tx) =>
           fn({
             async query<R>(sql: string | PreparedStatement, params: readonly unknown[] = []) {
-              return (await tx.query<R>(textOf(sql), [...params])).rows;
+              return (await tx.query<R>(textOf(sql), params)).rows;
             },
             async exec(sql: string) {
               await tx.exec(sql);

@@ -21,7 +21,7 @@ if (args[0] === '--archive') {
     const copy = join(scratch, 'cluster');
     await copyTree(template, copy);
     const pglite = await createPglite(copy);
-    await writeFile(archive, Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer()));
+    await writeFile(archive, Buffer.from(await (await pglite.dumpDataDir()).arrayBuffer()));
     await pglite.close();
   } finally {
     await rm(scratch, { recursive: true, force: true });
