@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { API_NAMES, loadDocument, type JsonObject } from '../../src/contract/documents.js';
+import { API_NAMES, loadDocument, type ApiName, type JsonObject } from '../../src/contract/documents.js';
 import { loadLosslessDocument } from '../../src/contract/losslessDocument.js';
 import { configFromEnv } from '../../src/platform/config.js';
 import { codeSamples } from '../../scripts/lib/code-samples.js';
@@ -80,6 +80,40 @@ async function linksOn(page: Page): Promise<FoundLink[]> {
   );
 }
 
+/** An operation as its reference shows it, all derived from the contract. */
+interface ShownOperation {
+  operationId: string;
+  tag: string;
+  summary: string;
+  /** Redoc's deep-link form: the tag with spaces as dashes, then the operationId. */
+  hash: string;
+  /**
+   * The id Redoc gives the operation's section (and the route it rewrites the deep link to,
+   * `#/<id>`): the tag and the operationId in lower case, spaces as dashes.
+   */
+  sectionId: string;
+  /** The curl sample's first line: the method and the sandbox URL of this very operation. */
+  curlLine: string;
+}
+
+/** The reference's operations, grouped by their (first) tag in the order the tags first appear. */
+function shownOperations(api: ApiName): ShownOperation[] {
+  const samples = new Map(codeSamples(api, loadLosslessDocument(api)).map((sample) => [sample.operationId, sample]));
+  const operations = documentedOperations(loadDocument(api)).map((operation): ShownOperation => {
+    const tag = ((operation.node.tags as string[] | undefined) ?? [])[0] ?? '';
+    return {
+      operationId: operation.operationId,
+      tag,
+      summary: String((operation.node as JsonObject).summary),
+      hash: `#tag/${tag.replace(/\s+/g, '-')}/operation/${operation.operationId}`,
+      sectionId: `${tag.replace(/\s+/g, '-')}/${operation.operationId}`.toLowerCase(),
+      curlLine: samples.get(operation.operationId)!.curl.split('\n')[0]!.replace(/ \\$/, ''),
+    };
+  });
+  const tags = [...new Set(operations.map((operation) => operation.tag))];
+  return tags.flatMap((tag) => operations.filter((operation) => operation.tag === tag));
+}
+
 // The three tests side by side: each reads the docs in tabs of its own and none changes the platform.
 describe.concurrent('the docs served at /docs/', () => {
   it('every link that is not an anchor answers 200, on every page the docs link to', async ({ expect }) => {
@@ -134,60 +168,100 @@ describe.concurrent('the docs served at /docs/', () => {
     expect(routerLinksFollowed).toBeGreaterThan(0);
   }, 600_000);
 
-  it('Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation, which shows its request sample', async ({ expect }) => {
+  it('every operation shows its summary and request sample in its own section, and Redoc deep links (#tag/<tag>/operation/<operationId>) land on the operation', async ({
+    expect,
+  }) => {
     const origin = new URL(running.platform.url).origin;
-    // The three references side by side, one tab each: each deep link waits on Redoc rendering
-    // in its own renderer process, not on the others.
+    // The three references side by side, one tab each: each waits on Redoc rendering in its own
+    // renderer process, not on the others.
     const missed = (
       await Promise.all(
         API_NAMES.map(async (api) => {
-          const samples = new Map(codeSamples(api, loadLosslessDocument(api)).map((sample) => [sample.operationId, sample]));
           const page = await browser.newPage({ viewport: VIEWPORT });
           const missedOnPage: string[] = [];
-          let loaded = false;
-          for (const operation of documentedOperations(loadDocument(api))) {
-            // Redoc's deep-link form: the tag with spaces as dashes, then the operationId.
-            const tag = (((operation.node.tags as string[] | undefined) ?? [])[0] ?? '').replace(/\s+/g, '-');
-            const hash = `#tag/${tag}/operation/${operation.operationId}`;
-            const link = `${origin}/docs/${api}.html${hash}`;
-            // The first link of each page is a fresh load (a link followed from elsewhere); the
-            // others change the hash of the loaded page, which Redoc routes the same way.
-            if (loaded)
-              await page.evaluate((target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target), hash);
-            else await page.goto(link, { waitUntil: 'load' });
-            loaded = true;
-            const summary = String((operation.node as JsonObject).summary);
-            const heading = page.locator('h1, h2').filter({ hasText: summary }).first();
-            // The sample's first line names the method and the sandbox URL of this very operation.
-            const curlLine = samples.get(operation.operationId)!.curl.split('\n')[0]!.replace(/ \\$/, '');
-            try {
-              await heading.waitFor({ state: 'visible', timeout: 20_000 });
-              await expect
-                .poll(
-                  async () => {
-                    const box = await heading.boundingBox();
-                    return box !== null && box.y >= 0 && box.y < VIEWPORT.height;
-                  },
-                  { timeout: 10_000 },
-                )
-                .toBe(true);
-            } catch {
-              missedOnPage.push(`${link}: "${summary}" is not in view`);
-              continue;
-            }
-            // The text a reader sees (innerText): the page's textContent also holds the inline
-            // script that carries every sample, so a sample found there proves nothing rendered.
-            // Redoc renders the sample panels after the heading, hence the wait.
-            let shown = '';
-            const rendered = await expect
-              .poll(async () => (shown = await page.locator('body').innerText()).includes(curlLine), { timeout: 10_000 })
-              .toBe(true)
+          const linkTo = (operation: ShownOperation) => `${origin}/docs/${api}.html${operation.hash}`;
+
+          // A deep link followed as a reader would: a fresh load (a link from elsewhere) or a
+          // change of the loaded page's hash, which Redoc routes the same way. Its heading must
+          // come into view, and the page must not say it has no page there.
+          const follow = async (operation: ShownOperation, fresh: boolean) => {
+            if (fresh) await page.goto(linkTo(operation), { waitUntil: 'load', timeout: 60_000 });
+            else
+              await page.evaluate(
+                (target) => ((globalThis as unknown as { location: { hash: string } }).location.hash = target),
+                operation.hash,
+              );
+            const heading = page.locator('h1, h2').filter({ hasText: operation.summary }).first();
+            const inView = await heading
+              .waitFor({ state: 'visible', timeout: 20_000 })
+              .then(() =>
+                expect
+                  .poll(
+                    async () => {
+                      const box = await heading.boundingBox();
+                      return box !== null && box.y >= 0 && box.y < VIEWPORT.height;
+                    },
+                    { timeout: 10_000 },
+                  )
+                  .toBe(true),
+              )
               .then(
                 () => true,
                 () => false,
               );
-            if (shown.includes(NO_PAGE)) missedOnPage.push(`${link}: ${NO_PAGE}`);
-            if (!rendered) missedOnPage.push(`${link}: no curl sample (${curlLine})`);
+            if (!inView) missedOnPage.push(`${linkTo(operation)}: "${operation.summary}" is not in view`);
+            if ((await page.locator('body').innerText()).includes(NO_PAGE)) missedOnPage.push(`${linkTo(operation)}: ${NO_PAGE}`);
+          };
+
+          // The operation's own section, by the id Redoc gives it: it holds the summary's heading
+          // and, in the text a reader sees (innerText; the page's textContent also holds the inline
+          // script that carries every sample), the curl sample. Redoc renders only the sections
+          // near the viewport, so one reached without a route is scrolled to, again on every try:
+          // the sections above it grow as they render and push it back out.
+          const checkSection = async (operation: ShownOperation, scroll: boolean) => {
+            const placeholder = page.locator(`[data-section-id="/${operation.sectionId}"]`);
+            const section = page.locator(`[id="${operation.sectionId}"]`);
+            let shown = { section: false, heading: false, sample: false };
+            await expect
+              .poll(
+                async () => {
+                  if (scroll && (await placeholder.count()) === 1) await placeholder.evaluate((element) => element.scrollIntoView());
+                  const found = (await section.count()) === 1;
+                  shown = {
+                    section: found,
+                    heading: found && (await section.locator('h1, h2').filter({ hasText: operation.summary }).first().isVisible()),
+                    sample: found && (await section.innerText({ timeout: 1_000 })).includes(operation.curlLine),
+                  };
+                  return shown.section && shown.heading && shown.sample;
+                },
+                { timeout: 20_000 },
+              )
+              .toBe(true)
+              .catch(() => undefined);
+            const where = `${api} ${operation.operationId}`;
+            if (!shown.section) missedOnPage.push(`${where}: no element with id "${operation.sectionId}"`);
+            else if (!shown.heading) missedOnPage.push(`${where}: its section has no heading "${operation.summary}"`);
+            else if (!shown.sample) missedOnPage.push(`${where}: its section shows no curl sample (${operation.curlLine})`);
+          };
+
+          // Redoc puts on the page only the operations of the tag routed to (another tag's are a
+          // heading until then), so each tag's first operation is reached by its deep link and the
+          // rest of the tag by scrolling: each section is rendered once, where a route per
+          // operation laid the long page out again each time (about a CPU-second of renderer).
+          const operations = shownOperations(api);
+          if (operations.length === 0) missedOnPage.push(`${api}: the contract has no operations to look for`);
+          let tag: string | undefined;
+          for (const [index, operation] of operations.entries()) {
+            const routed = operation.tag !== tag;
+            if (routed) await follow(operation, index === 0);
+            tag = operation.tag;
+            await checkSection(operation, !routed);
+          }
+          // The last operation by its deep link too, unless it was reached by one already.
+          const last = operations.at(-1);
+          if (last && operations.filter((operation) => operation.tag === last.tag).length > 1) {
+            await follow(last, false);
+            await checkSection(last, false);
           }
           await page.close();
           return missedOnPage;
