@@ -123,6 +123,7 @@ describe.concurrent('the docs served at /docs/', () => {
     const crawled = new Set<string>();
     const checked = new Map<string, number>();
     const broken: string[] = [];
+    let routerLinksChecked = 0;
     let routerLinksFollowed = 0;
     // One tab loads every page in turn: a new tab per page cost Chromium a renderer each time,
     // most of this test's time over the ~80 pages the docs link to.
@@ -152,8 +153,21 @@ describe.concurrent('the docs served at /docs/', () => {
         }
         if (checked.get(target.href) !== 200) broken.push(`${pageUrl}: ${link.href} -> HTTP ${checked.get(target.href)}`);
       }
-      // Redoc's sidebar links route inside the page: following one shows its section, never "no page".
+      // Redoc's sidebar links route inside the page, to `#<href>`. Each must name a section the
+      // page has: Redoc marks every section with its route (data-section-id; the id itself is set
+      // only once a section is rendered). The first and the last are followed too, which must
+      // never show "no page": following every one laid the long page out again per link, the
+      // routing the deep-link test already proves per operation's tag.
+      const sections = new Set(
+        await page
+          .locator('[data-section-id]')
+          .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-section-id'))),
+      );
       for (const href of routerLinks) {
+        if (!sections.has(href)) broken.push(`${pageUrl}: sidebar link ${href} names no section of the page`);
+        routerLinksChecked++;
+      }
+      for (const href of new Set(routerLinks.length > 0 ? [routerLinks[0]!, routerLinks.at(-1)!] : [])) {
         await page.locator(`a[href="${href}"]`).first().click();
         await expect.poll(() => new URL(page.url()).hash, { timeout: 10_000 }).toBe(`#${href}`);
         expect(await page.locator('body').innerText(), `${pageUrl} ${href}`).not.toContain(NO_PAGE);
@@ -165,6 +179,7 @@ describe.concurrent('the docs served at /docs/', () => {
     // The landing page, the three references, and the decisions and READMEs the guides cite.
     expect(crawled.size).toBeGreaterThan(10);
     expect([...checked.keys()].filter((url) => /\/openapi\/(platform|hostapp|miniapp)\.(yaml|json)$/.test(url))).toHaveLength(6);
+    expect(routerLinksChecked).toBeGreaterThan(0);
     expect(routerLinksFollowed).toBeGreaterThan(0);
   }, 600_000);
 
