@@ -262,7 +262,13 @@ for (const backend of backends) {
         `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
          SELECT delivery_id, 1, created_at, 1, 'delivered', 200, NULL FROM deliveries WHERE seq < 0`,
       );
-      if (filler !== database.db) await filler.close();
+      if (filler !== database.db) {
+        // The filler's own scans (its INSERT … SELECT read deliveries whole) reach the statistics
+        // views when its backend reports them: forced here, before ReadyForQuery, not at an exit
+        // that may land after the count taken before the batch.
+        await filler.query('SELECT pg_stat_force_next_flush()');
+        await filler.close();
+      }
       clearInterval(keepBusy);
       expect(await backendPid(db), 'the plans are still those made on the empty tables').toBe(session);
       probe.probe(true);
