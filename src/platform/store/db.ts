@@ -275,6 +275,18 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   // An idle client losing its connection emits 'error' on the pool (the pool drops it); without a
   // listener that would crash the process. The loss also says the database may be down.
   pool.on('error', (error) => availability.suspect(error));
+  // And every connection listens for its own loss for its whole life, from the moment it is
+  // connected: the pool's listener is off while a client is checked out, and a new connection's
+  // first read can carry its ReadyForQuery and the server's FATAL together, so the FATAL is
+  // emitted before a caller awaiting pool.connect() could add a listener of its own (a backend
+  // terminated as it started crashed the process). A transaction reads the loss from here.
+  const lostConnections = new WeakMap<pg.ClientBase, unknown>();
+  pool.on('connect', (client) =>
+    client.on('error', (error) => {
+      lostConnections.set(client, error);
+      availability.suspect(error);
+    }),
+  );
 
   const run = <T>(sql: string | PreparedStatement, params: readonly unknown[], timeoutMs: number | undefined) =>
     guarded(availability, async () => (await pool.query(pgQuery(sql, params, timeoutMs))).rows as T[]);
@@ -292,16 +304,9 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       guarded(availability, async () => {
         const statementMs = options.statementMs ?? timeouts.statementMs;
         const client = await pool.connect();
-        // The pool removes its own 'error' listener while a client is checked out: without this
-        // one, a connection dropped between two statements of the transaction crashed the process.
-        let lost: unknown;
-        const onError = (error: unknown) => {
-          lost = error;
-          availability.suspect(error);
-        };
-        client.on('error', onError);
+        // A connection lost before or between the transaction's statements fails the next one.
         const send = async (sql: string | PreparedStatement, params: readonly unknown[], timeoutMs: number | undefined) => {
-          if (lost) throw lost;
+          if (lostConnections.has(client)) throw lostConnections.get(client);
           return client.query(pgQuery(sql, params, timeoutMs));
         };
         try {
@@ -320,15 +325,14 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
         } catch (error) {
           // A lost connection has nothing to roll back (the server ends the transaction with it),
           // and one whose ROLLBACK fails is in an unknown state: either is destroyed, never reused.
-          if (lost !== undefined || isUnavailable(error)) client.release(error instanceof Error ? error : new Error(String(error)));
+          if (lostConnections.has(client) || isUnavailable(error))
+            client.release(error instanceof Error ? error : new Error(String(error)));
           else
             await send('ROLLBACK', [], timeouts.statementMs).then(
               () => client.release(),
               (rollbackError: Error) => client.release(rollbackError),
             );
           throw error;
-        } finally {
-          client.removeListener('error', onError);
         }
       }),
     listen: (channel, onNotification, onReconnected) =>
