@@ -122,6 +122,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
         partner: config.rateLimit,
         failedAuthentication: config.failedAuthLimit,
         redelivery: contractRateLimits().redelivery,
+        takeAheadSeconds: contractRateLimits().takeAheadSeconds,
         reconciliation: reconcileBudget(),
       },
       undefined,

@@ -290,7 +290,7 @@ for (const backend of backends) {
       'store.outbox.claimDue',
       'store.outbox.recordBatch',
       'store.eventLog.record',
-      'rate_limit_take_many',
+      'rate_limit_take_ahead',
       'store.reconciliation.claimDue',
       'store.reconciliation.recordAsk',
     ];

@@ -1,9 +1,12 @@
 /**
- * The shared token bucket in the database (ADR 0029): one atomic upsert per request, so requests
+ * The shared token bucket in the database and in Redis (ADR 0029): one atomic take per request, so requests
  * racing on one key from several connections never take more tokens than the bucket holds.
  */
-import { expect, test } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRateLimitBuckets } from '../../src/platform/store/rateLimitBuckets.js';
+import { createRedisBuckets } from '../../src/platform/store/redisBuckets.js';
 import { describeEachBackend } from '../support/databases.js';
 
 // 0.001 tokens per second: no refill the tests could see, so every count is exact.
@@ -54,6 +57,34 @@ describeEachBackend('rate-limit buckets', (database) => {
     }
   });
 
+  test('a take ahead (ADR 0048) takes only from whole tokens above half the burst, after the requests counted', async () => {
+    const buckets = createRateLimitBuckets(database.db);
+    expect(await buckets.take('partner:ahead', slow, 10, 1, 3)).toMatchObject({ granted: 1, reserved: 3 });
+    // 6 held: one counted, none ahead (5 would be at half the burst).
+    const second = await buckets.take('partner:ahead', slow, 10, 1, 3);
+    expect(second).toMatchObject({ granted: 1, reserved: 0 });
+    expect(Math.floor(second.tokens)).toBe(5);
+    // A group larger than the tokens held: every whole token counted, none ahead.
+    expect(await buckets.take('partner:ahead', slow, 10, 8, 3)).toMatchObject({ granted: 5, reserved: 0 });
+    // A fresh bucket of 20: 4 counted, then up to 5 ahead of the 16 left (above 10).
+    const fresh = await buckets.take('partner:ahead-new', slow, 20, 4, 5);
+    expect(fresh).toMatchObject({ granted: 4, reserved: 5 });
+    expect(Math.floor(fresh.tokens)).toBe(11);
+    expect(await buckets.take('partner:ahead-new', slow, 20, 1, 5)).toMatchObject({ granted: 1, reserved: 0 });
+  });
+
+  test('takes ahead racing from two connections on a bucket of 25: exactly 25 taken in all, never more', async () => {
+    const other = await database.connect();
+    try {
+      const pools = [createRateLimitBuckets(database.db), createRateLimitBuckets(other)];
+      const takes = await Promise.all(Array.from({ length: 20 }, (_, i) => pools[i % 2]!.take('partner:race-ahead', slow, 25, 2, 4)));
+      expect(takes.reduce((sum, t) => sum + t.granted + t.reserved, 0)).toBe(25);
+      expect(takes.every((t) => t.reserved === 0 || t.granted === 2)).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
   test('the bucket refills at perSecond: 1000 per second gives a token back within a few ms', async () => {
     const buckets = createRateLimitBuckets(database.db);
     expect((await buckets.take('partner:fast', 1000, 1)).granted).toBe(1);
@@ -67,5 +98,33 @@ describeEachBackend('rate-limit buckets', (database) => {
     await buckets.take('partner:idle', slow, 3);
     await database.db.query(`UPDATE rate_limit_buckets SET at = at - interval '1 hour'`);
     expect(await buckets.purgeIdle(60)).toBe(1);
+  });
+});
+
+const redisUrl = process.env.MINIBRIDGE_TEST_REDIS_URL;
+
+describe.skipIf(!redisUrl)('rate-limit buckets in Redis: the script takes as the statement does', () => {
+  let redis: Redis;
+  let buckets: ReturnType<typeof createRedisBuckets>;
+  beforeAll(async () => {
+    redis = new Redis(redisUrl!, { lazyConnect: true });
+    await redis.connect();
+    // A prefix of its own: parallel files and reruns never share a bucket.
+    buckets = createRedisBuckets(redis, `test:${randomBytes(6).toString('hex')}:`);
+  });
+  afterAll(() => redis?.disconnect());
+
+  test('counted first, then ahead only from whole tokens above half the burst (ADR 0048)', async () => {
+    expect(await buckets.take('partner:ahead', slow, 10, 1, 3)).toMatchObject({ granted: 1, reserved: 3 });
+    const second = await buckets.take('partner:ahead', slow, 10, 1, 3);
+    expect(second).toMatchObject({ granted: 1, reserved: 0 });
+    expect(Math.floor(second.tokens)).toBe(5);
+    expect(await buckets.take('partner:ahead', slow, 10, 8, 3)).toMatchObject({ granted: 5, reserved: 0 });
+    expect(await buckets.take('partner:ahead-new', slow, 20, 4, 5)).toMatchObject({ granted: 4, reserved: 5 });
+  });
+
+  test('takes ahead racing on a bucket of 25: exactly 25 taken in all', async () => {
+    const takes = await Promise.all(Array.from({ length: 20 }, () => buckets.take('partner:race-ahead', slow, 25, 2, 4)));
+    expect(takes.reduce((sum, t) => sum + t.granted + t.reserved, 0)).toBe(25);
   });
 });

@@ -14,6 +14,11 @@ export interface ContractRateLimits {
   failedAuthentication: RateLimitBudget;
   /** Redeliveries a signed-in partner asks for, per partner (ADR 0038). */
   redelivery: RateLimitBudget;
+  /**
+   * How much of a shared budget an instance may take ahead of its requests, in seconds of its
+   * sustained rate, and how long tokens taken ahead stay usable (ADR 0048).
+   */
+  takeAheadSeconds: number;
 }
 
 export function contractRateLimits(): ContractRateLimits {
@@ -23,6 +28,9 @@ export function contractRateLimits(): ContractRateLimits {
     if (!budget || !(budget.perSecond > 0) || !(budget.burst >= 1))
       throw new Error(`the contract lost x-rate-limits.${name} on the RateLimited response`);
   }
+  const ahead = limits?.takeAheadSeconds;
+  if (typeof ahead !== 'number' || !(ahead >= 0) || ahead > 1)
+    throw new Error('the contract lost x-rate-limits.takeAheadSeconds (0 to 1) on the RateLimited response');
   return limits as ContractRateLimits;
 }
 
@@ -109,9 +117,24 @@ export interface SharedBuckets {
   readonly name: string;
   /**
    * Refills `key`'s bucket and takes `count` tokens, or as many whole tokens as it holds: one
-   * atomic round trip that counts `count` requests in order (ADR 0031).
+   * atomic round trip that counts `count` requests in order (ADR 0031). Then up to `ahead`
+   * tokens more, only from the whole tokens above half the burst, as `reserved` (ADR 0048).
    */
-  take(key: string, perSecond: number, burst: number, count: number): Promise<{ granted: number; tokens: number }>;
+  take(
+    key: string,
+    perSecond: number,
+    burst: number,
+    count: number,
+    ahead: number,
+  ): Promise<{ granted: number; reserved: number; tokens: number }>;
+}
+
+/** Tokens one instance took ahead for a key (ADR 0048): spent in the shared bucket, usable here until `until`. */
+interface Reserve {
+  tokens: number;
+  /** The shared bucket's tokens as the take that made the reserve left them. */
+  shared: number;
+  until: number;
 }
 
 /** Requests of one key waiting for the take in flight to come back. */
@@ -129,6 +152,13 @@ const maxCountPerTake = 1000;
  * order (ADR 0031), so under load a round trip counts many requests, and alone a request is
  * counted at once. The outcome is the one the same requests taken one by one would have had.
  *
+ * Taken ahead (ADR 0048): while the shared bucket is more than half full, a take also asks for
+ * up to `takeAheadSeconds` of the sustained rate, which this instance spends on the key's next
+ * requests without a round trip until they run out or that time has passed; what is left then
+ * is lost, never given back. The bucket never grants more than it holds, so the budget across
+ * instances is never exceeded; within half a burst of the limit nothing is taken ahead and every
+ * request is counted as above.
+ *
  * When the shared store fails (unreachable, too slow), the requests are counted by this
  * instance's own bucket instead and `onFallback` is told: the limit degrades to the per-instance
  * budgets of ADR 0017 rather than failing open (no limit) or closed (refusing partners' payments
@@ -137,6 +167,11 @@ const maxCountPerTake = 1000;
 export class SharedRateLimiter implements Limiter {
   private readonly policyField: string;
   private readonly queues = new Map<string, KeyQueue>();
+  private readonly reserves = new Map<string, Reserve>();
+  /** Tokens a take asks for ahead: `takeAheadSeconds` of the sustained rate, whole. */
+  private readonly ahead: number;
+  private readonly aheadMs: number;
+  private lastSweep = 0;
 
   constructor(
     readonly policy: string,
@@ -144,13 +179,21 @@ export class SharedRateLimiter implements Limiter {
     private readonly shared: SharedBuckets,
     private readonly fallback: RateLimiter,
     private readonly onFallback: (error: unknown) => void,
+    takeAheadSeconds = 0,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.policyField = policyField(policy, budget);
+    // Never more than half the burst: only tokens above half of it are ever taken ahead.
+    this.ahead = Math.min(Math.floor(budget.perSecond * takeAheadSeconds), Math.floor(budget.burst / 2));
+    this.aheadMs = takeAheadSeconds * 1000;
   }
 
-  take(key: string): Promise<RateLimitDecision> {
+  take(key: string): RateLimitDecision | Promise<RateLimitDecision> {
     let queue = this.queues.get(key);
+    // Requests already waiting for a take go first: a reserve never serves a later request before them.
     if (!queue) {
+      const reserved = this.fromReserve(key);
+      if (reserved) return reserved;
       queue = { waiting: [], inFlight: false };
       this.queues.set(key, queue);
     }
@@ -159,11 +202,29 @@ export class SharedRateLimiter implements Limiter {
     return decided;
   }
 
-  /** Counts everything waiting on `key` with one take, then the next group, until none waits. */
+  /** A request counted against the tokens this instance took ahead for `key`, if any are left and still usable. */
+  private fromReserve(key: string): RateLimitDecision | undefined {
+    const reserve = this.reserves.get(key);
+    if (!reserve) return undefined;
+    if (this.now() >= reserve.until) {
+      this.reserves.delete(key);
+      return undefined;
+    }
+    reserve.tokens -= 1;
+    if (reserve.tokens < 1) this.reserves.delete(key);
+    return decide(this.policy, this.policyField, this.budget, true, reserve.shared + reserve.tokens);
+  }
+
+  /** Counts everything waiting on `key`, from its reserve while it lasts, else with one take per group, until none waits. */
   private async flush(key: string, queue: KeyQueue): Promise<void> {
     queue.inFlight = true;
     try {
       while (queue.waiting.length > 0) {
+        const reserved = this.fromReserve(key);
+        if (reserved) {
+          queue.waiting.shift()!(reserved);
+          continue;
+        }
         const group = queue.waiting.splice(0, maxCountPerTake);
         let decisions: RateLimitDecision[];
         try {
@@ -182,9 +243,9 @@ export class SharedRateLimiter implements Limiter {
   }
 
   private async takeGroup(key: string, count: number): Promise<RateLimitDecision[]> {
-    let taken: { granted: number; tokens: number };
+    let taken: { granted: number; reserved: number; tokens: number };
     try {
-      taken = await this.shared.take(`${this.policy}:${key}`, this.budget.perSecond, this.budget.burst, count);
+      taken = await this.shared.take(`${this.policy}:${key}`, this.budget.perSecond, this.budget.burst, count, this.ahead);
     } catch (error) {
       try {
         this.onFallback(error);
@@ -193,13 +254,25 @@ export class SharedRateLimiter implements Limiter {
       }
       return Array.from({ length: count }, () => this.fallback.take(key));
     }
-    // As if taken one by one: the i-th allowed request left the tokens its successors took, and
-    // a refused one found less than one token.
+    if (taken.reserved >= 1) this.keep(key, { tokens: taken.reserved, shared: taken.tokens, until: this.now() + this.aheadMs });
+    // As if taken one by one: the i-th allowed request left the tokens its successors took
+    // (those taken ahead included), and a refused one found less than one token.
+    const left = taken.tokens + taken.reserved;
     return Array.from({ length: count }, (_, index) =>
       index < taken.granted
-        ? decide(this.policy, this.policyField, this.budget, true, taken.tokens + (taken.granted - 1 - index))
+        ? decide(this.policy, this.policyField, this.budget, true, left + (taken.granted - 1 - index))
         : decide(this.policy, this.policyField, this.budget, false, taken.tokens),
     );
+  }
+
+  /** Keeps a reserve; reserves past their time are dropped at most once per that time, so memory follows the active keys. */
+  private keep(key: string, reserve: Reserve): void {
+    const now = this.now();
+    if (now - this.lastSweep >= this.aheadMs) {
+      this.lastSweep = now;
+      for (const [other, kept] of this.reserves) if (now >= kept.until) this.reserves.delete(other);
+    }
+    this.reserves.set(key, reserve);
   }
 }
 
@@ -229,7 +302,9 @@ export function createRateLimiters(
 ): RateLimiters {
   const local = (policy: string, budget: RateLimitBudget) => new RateLimiter(policy, budget, now);
   const limiter = (policy: string, budget: RateLimitBudget): Limiter =>
-    shared ? new SharedRateLimiter(policy, budget, shared.buckets, local(policy, budget), shared.onFallback) : local(policy, budget);
+    shared
+      ? new SharedRateLimiter(policy, budget, shared.buckets, local(policy, budget), shared.onFallback, limits.takeAheadSeconds, now)
+      : local(policy, budget);
   return {
     partner: limiter('partner', limits.partner),
     failedAuthentication: limiter('failed-auth', limits.failedAuthentication),

@@ -50,13 +50,13 @@ export async function openSharedLimits(config: Config, store: Store, log: Logger
     let longestRefill = 1;
     buckets = {
       name: 'postgres',
-      take(key, perSecond, burst, count) {
+      take(key, perSecond, burst, count, ahead) {
         longestRefill = Math.max(longestRefill, Math.ceil(burst / perSecond));
         if (++calls % purgeEvery === 0)
           store.rateLimitBuckets
             .purgeIdle(longestRefill + 1)
             .catch((error: unknown) => log.warn({ err: error }, 'purging idle rate-limit buckets failed'));
-        return store.rateLimitBuckets.take(key, perSecond, burst, count);
+        return store.rateLimitBuckets.take(key, perSecond, burst, count, ahead);
       },
     };
   }

@@ -4,6 +4,8 @@ import type { Db, PreparedStatement } from './db.js';
 export interface BucketTake {
   /** Tokens granted, 0 to `count`: the first `granted` of the requests counted are allowed. */
   granted: number;
+  /** Tokens taken ahead for requests still to come (ADR 0048): 0 unless all `count` were granted. */
+  reserved: number;
   /** Tokens left after the take (fractional: the bucket refills continuously). */
   tokens: number;
 }
@@ -12,9 +14,10 @@ export interface BucketTake {
 export interface RateLimitBuckets {
   /**
    * Refills `key`'s bucket for the time since its last take, then takes `count` tokens, or as
-   * many whole tokens as it holds: `count` requests counted at once, in order.
+   * many whole tokens as it holds: `count` requests counted at once, in order. Then up to
+   * `ahead` more, only from the whole tokens above half the burst (ADR 0048).
    */
-  take(key: string, perSecond: number, burst: number, count?: number): Promise<BucketTake>;
+  take(key: string, perSecond: number, burst: number, count?: number, ahead?: number): Promise<BucketTake>;
   /** Deletes buckets idle for longer than `idleSeconds` (full again by then); returns how many. */
   purgeIdle(idleSeconds: number): Promise<number>;
 }
@@ -23,24 +26,34 @@ export interface RateLimitBuckets {
 // its latest committed version, so concurrent instances serialise on the bucket (SET reads the
 // row as it was). The clock is the database's (statement_timestamp), the one clock every
 // instance shares; `at` never moves back when a statement that started earlier gets the row
-// lock later. $4 requests are counted at once (ADR 0031): granted = min($4, whole tokens held).
-const refilled = 'LEAST($3::float8, b.tokens + GREATEST(0, EXTRACT(EPOCH FROM statement_timestamp() - b.at)::float8) * $2::float8)';
+// lock later. $4 requests are counted at once (ADR 0031): granted = min($4, whole tokens held);
+// then up to $5 tokens are taken ahead, only from the whole tokens above half the burst $3
+// (ADR 0048). `granted` stores both; the caller splits them ($4 first).
+const takeFrom = (held: string) => {
+  const counted = `LEAST($4::int, floor(${held})::int)`;
+  const ahead = `LEAST($5::int, GREATEST(0, floor(${held} - ${counted} - $3::float8 / 2)::int))`;
+  return { granted: `${counted} + ${ahead}`, tokens: `${held} - ${counted} - ${ahead}` };
+};
+const fresh = takeFrom('$3::float8');
+const refilled = takeFrom(
+  'LEAST($3::float8, b.tokens + GREATEST(0, EXTRACT(EPOCH FROM statement_timestamp() - b.at)::float8) * $2::float8)',
+);
 const take: PreparedStatement = {
-  name: 'rate_limit_take_many',
+  name: 'rate_limit_take_ahead',
   text: `INSERT INTO rate_limit_buckets AS b (key, tokens, at, granted)
-         VALUES ($1, $3::float8 - LEAST($4::int, floor($3::float8)::int), statement_timestamp(), LEAST($4::int, floor($3::float8)::int))
+         VALUES ($1, ${fresh.tokens}, statement_timestamp(), ${fresh.granted})
          ON CONFLICT (key) DO UPDATE SET
-           granted = LEAST($4::int, floor(${refilled})::int),
-           tokens = ${refilled} - LEAST($4::int, floor(${refilled})::int),
+           granted = ${refilled.granted},
+           tokens = ${refilled.tokens},
            at = GREATEST(b.at, statement_timestamp())
          RETURNING granted, tokens`,
 };
 
 export function createRateLimitBuckets(db: Db): RateLimitBuckets {
   return {
-    async take(key, perSecond, burst, count = 1) {
-      const [row] = await db.query<{ granted: number; tokens: number }>(take, [key, perSecond, burst, count]);
-      return { granted: Number(row!.granted), tokens: Number(row!.tokens) };
+    async take(key, perSecond, burst, count = 1, ahead = 0) {
+      const [row] = await db.query<{ granted: number; tokens: number }>(take, [key, perSecond, burst, count, ahead]);
+      return splitTake(count, Number(row!.granted), Number(row!.tokens));
     },
     async purgeIdle(idleSeconds) {
       const rows = await db.query(
@@ -50,4 +63,10 @@ export function createRateLimitBuckets(db: Db): RateLimitBuckets {
       return rows.length;
     },
   };
+}
+
+/** A take's tokens as the statement or script returns them: the `count` requests' first, the rest taken ahead. */
+export function splitTake(count: number, taken: number, tokens: number): BucketTake {
+  const granted = Math.min(count, taken);
+  return { granted, reserved: taken - granted, tokens };
 }

@@ -95,14 +95,15 @@ describe('SharedRateLimiter (ADR 0029, 0031)', () => {
     const pending: Array<() => void> = [];
     const buckets: SharedBuckets = {
       name: 'held',
-      take(key, _perSecond, _burst, count) {
+      take(key, _perSecond, _burst, count, ahead) {
         counts.push(count);
+        expect(ahead).toBe(0);
         return new Promise((resolve) => {
           pending.push(() => {
             const held = tokens.get(key) ?? budget.burst;
             const granted = Math.min(count, Math.floor(held));
             tokens.set(key, held - granted);
-            resolve({ granted, tokens: held - granted });
+            resolve({ granted, reserved: 0, tokens: held - granted });
           });
         });
       },
@@ -140,6 +141,105 @@ describe('SharedRateLimiter (ADR 0029, 0031)', () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => limiter.take('k')));
     expect(answers.map((answer) => answer.allowed)).toEqual([true, true, true, true, false, false]);
     expect(failures).toBe(2);
+  });
+});
+
+describe('SharedRateLimiter taking ahead (ADR 0048)', () => {
+  // The contract's partner budget and take-ahead: 50 per second, bursts of 100, a tenth of a second ahead.
+  const budget = limits.partner;
+  const aheadTokens = Math.floor(budget.perSecond * limits.takeAheadSeconds);
+
+  /** One shared bucket that never refills, as the statement and the script take from it; `takes` counts round trips. */
+  function sharedBucket(start = budget.burst) {
+    let held = start;
+    const calls = { takes: 0 };
+    const buckets: SharedBuckets = {
+      name: 'bucket',
+      take(_key, _perSecond, burst, count, ahead) {
+        calls.takes++;
+        const granted = Math.min(count, Math.floor(held));
+        const reserved = Math.min(ahead, Math.max(0, Math.floor(held - granted - burst / 2)));
+        held -= granted + reserved;
+        return Promise.resolve({ granted, reserved, tokens: held });
+      },
+    };
+    return { buckets, calls, held: () => held };
+  }
+  const limiterOn = (buckets: SharedBuckets, now: () => number = () => 0) =>
+    new SharedRateLimiter(
+      'partner',
+      budget,
+      buckets,
+      new RateLimiter('partner', budget, now),
+      () => {
+        throw new Error('no fallback expected');
+      },
+      limits.takeAheadSeconds,
+      now,
+    );
+
+  test('the contract takes a whole number of tokens ahead at the partner budget', () => {
+    expect(aheadTokens).toBeGreaterThanOrEqual(1);
+  });
+
+  test('one round trip counts a request and the next ones, each decided as if taken one by one', async () => {
+    const bucket = sharedBucket();
+    const limiter = limiterOn(bucket.buckets);
+    const oneByOne = new RateLimiter('partner', budget, () => 0);
+    for (let i = 0; i < 3 * (aheadTokens + 1); i++) expect(await limiter.take('k')).toEqual(oneByOne.take('k'));
+    expect(bucket.calls.takes).toBe(3);
+  });
+
+  test('within half a burst of the limit nothing is taken ahead: every request is a round trip, and exactly the budget is allowed', async () => {
+    const bucket = sharedBucket(budget.burst / 2);
+    const limiter = limiterOn(bucket.buckets);
+    const answers = [];
+    for (let i = 0; i < budget.burst / 2 + 3; i++) answers.push(await limiter.take('k'));
+    expect(bucket.calls.takes).toBe(answers.length);
+    expect(answers.map((answer) => answer.allowed)).toEqual([...Array(budget.burst / 2).fill(true), false, false, false]);
+  });
+
+  test('tokens taken ahead are usable for takeAheadSeconds only, and unused ones are spent, never given back', async () => {
+    let now = 0;
+    const bucket = sharedBucket();
+    const limiter = limiterOn(bucket.buckets, () => now);
+    await limiter.take('k');
+    expect(bucket.held()).toBe(budget.burst - 1 - aheadTokens);
+    await limiter.take('k');
+    expect(bucket.calls.takes).toBe(1);
+    now += limits.takeAheadSeconds * 1000;
+    const late = await limiter.take('k');
+    expect(bucket.calls.takes).toBe(2);
+    // The reserve's unused tokens stayed spent: the shared bucket lost them with the first take.
+    expect(bucket.held()).toBe(budget.burst - 2 - 2 * aheadTokens);
+    expect(late.headers.RateLimit).toBe(
+      `"partner";r=${budget.burst - 2 - aheadTokens};t=${Math.ceil((2 + aheadTokens) / budget.perSecond)}`,
+    );
+  });
+
+  test('two instances on one bucket, each taking ahead: together they allow exactly the burst, never more', async () => {
+    const bucket = sharedBucket();
+    const [a, b] = [limiterOn(bucket.buckets), limiterOn(bucket.buckets)];
+    const answers = [];
+    let takesWhileAllowed = 0;
+    for (let i = 0; i < 2 * budget.burst; i++) {
+      answers.push(await (i % 2 ? b : a).take('k'));
+      if (answers.at(-1)!.allowed) takesWhileAllowed = bucket.calls.takes;
+    }
+    expect(answers.filter((answer) => answer.allowed)).toHaveLength(budget.burst);
+    // Above half the bucket most requests were counted without a round trip.
+    expect(takesWhileAllowed).toBeLessThan(budget.burst - budget.burst / 4);
+  });
+
+  test('requests waiting for a take are served before later ones, from the reserve that take brought', async () => {
+    const bucket = sharedBucket();
+    const limiter = limiterOn(bucket.buckets);
+    const order: number[] = [];
+    const pending = Array.from({ length: aheadTokens + 2 }, (_, i) => Promise.resolve(limiter.take('k')).then(() => order.push(i)));
+    await Promise.all(pending);
+    expect(order).toEqual(Array.from({ length: aheadTokens + 2 }, (_, i) => i));
+    // The first alone; the reserve its take brought serves the next in order; the last takes again.
+    expect(bucket.calls.takes).toBe(2);
   });
 });
 
