@@ -110,6 +110,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     }
   });
   const sharedLimits = await openSharedLimits(config, store, log, metrics);
+  const contractLimits = contractRateLimits();
   const platform: PlatformContext = {
     config,
     store,
@@ -121,8 +122,8 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
       {
         partner: config.rateLimit,
         failedAuthentication: config.failedAuthLimit,
-        redelivery: contractRateLimits().redelivery,
-        takeAheadSeconds: contractRateLimits().takeAheadSeconds,
+        redelivery: contractLimits.redelivery,
+        takeAheadSeconds: contractLimits.takeAheadSeconds,
         reconciliation: reconcileBudget(),
       },
       undefined,

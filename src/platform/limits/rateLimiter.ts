@@ -1,4 +1,5 @@
 import { loadDocument } from '../../contract/documents.js';
+import type { BucketTake } from '../store/index.js';
 
 /** One token-bucket budget: `perSecond` sustained, bursts of `burst`. */
 export interface RateLimitBudget {
@@ -120,13 +121,7 @@ export interface SharedBuckets {
    * atomic round trip that counts `count` requests in order (ADR 0031). Then up to `ahead`
    * tokens more, only from the whole tokens above half the burst, as `reserved` (ADR 0048).
    */
-  take(
-    key: string,
-    perSecond: number,
-    burst: number,
-    count: number,
-    ahead: number,
-  ): Promise<{ granted: number; reserved: number; tokens: number }>;
+  take(key: string, perSecond: number, burst: number, count: number, ahead: number): Promise<BucketTake>;
 }
 
 /** Tokens one instance took ahead for a key (ADR 0048): spent in the shared bucket, usable here until `until`. */
@@ -243,7 +238,7 @@ export class SharedRateLimiter implements Limiter {
   }
 
   private async takeGroup(key: string, count: number): Promise<RateLimitDecision[]> {
-    let taken: { granted: number; reserved: number; tokens: number };
+    let taken: BucketTake;
     try {
       taken = await this.shared.take(`${this.policy}:${key}`, this.budget.perSecond, this.budget.burst, count, this.ahead);
     } catch (error) {
