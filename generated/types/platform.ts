@@ -2111,9 +2111,10 @@ export interface components {
          *     keeps counting the same budgets on its own rather than refusing requests, so for that time a
          *     partner may get up to one budget per instance. While a partner's bucket is more than half
          *     full, an instance may take up to a tenth of a second of its budget ahead of its requests
-         *     (`takeAheadSeconds`); tokens taken ahead and not used within that tenth of a second are
-         *     spent, never given back or given twice, so the budget is never exceeded, and within half a
-         *     bucket of the limit every request is counted one by one (ADR 0048).
+         *     (`takeAheadSeconds`) and spend it on the partner's next requests until the bucket would have
+         *     refilled; a token is never given twice, so over time the budget is never exceeded (a moment
+         *     may see those few tokens per instance on top of a full bucket), and within half a bucket of
+         *     the limit every request is counted one by one (ADR 0048).
          *
          *     Redeliveries (`redeliverPartnerDelivery`) a signed-in host app or miniapp asks for have a
          *     budget of their own, on top of the one above: 30 at once, then one every 20 seconds (180 an

@@ -17,7 +17,7 @@ export interface ContractRateLimits {
   redelivery: RateLimitBudget;
   /**
    * How much of a shared budget an instance may take ahead of its requests, in seconds of its
-   * sustained rate, and how long tokens taken ahead stay usable (ADR 0048).
+   * sustained rate (ADR 0048).
    */
   takeAheadSeconds: number;
 }
@@ -149,10 +149,10 @@ const maxCountPerTake = 1000;
  *
  * Taken ahead (ADR 0048): while the shared bucket is more than half full, a take also asks for
  * up to `takeAheadSeconds` of the sustained rate, which this instance spends on the key's next
- * requests without a round trip until they run out or that time has passed; what is left then
- * is lost, never given back. The bucket never grants more than it holds, so the budget across
- * instances is never exceeded; within half a burst of the limit nothing is taken ahead and every
- * request is counted as above.
+ * requests without a round trip until they run out or the bucket's refill time has passed. The
+ * bucket never grants more than it holds, so over time the budget across instances is never
+ * exceeded (a short window may see what the instances hold ahead on top of a full bucket);
+ * within half a burst of the limit nothing is taken ahead and every request is counted as above.
  *
  * When the shared store fails (unreachable, too slow), the requests are counted by this
  * instance's own bucket instead and `onFallback` is told: the limit degrades to the per-instance
@@ -165,7 +165,13 @@ export class SharedRateLimiter implements Limiter {
   private readonly reserves = new Map<string, Reserve>();
   /** Tokens a take asks for ahead: `takeAheadSeconds` of the sustained rate, whole. */
   private readonly ahead: number;
-  private readonly aheadMs: number;
+  /**
+   * How long tokens taken ahead stay usable: the time the bucket takes to refill completely. A
+   * reserve that timed out sooner would throw away tokens a partner within its budget still
+   * needs, and a sparse partner's bucket would sink towards half; past the refill time the
+   * bucket is full again whatever this instance held, so dropping the reserve then loses nothing.
+   */
+  private readonly keepMs: number;
   private lastSweep = 0;
 
   constructor(
@@ -180,7 +186,7 @@ export class SharedRateLimiter implements Limiter {
     this.policyField = policyField(policy, budget);
     // Never more than half the burst: only tokens above half of it are ever taken ahead.
     this.ahead = Math.min(Math.floor(budget.perSecond * takeAheadSeconds), Math.floor(budget.burst / 2));
-    this.aheadMs = takeAheadSeconds * 1000;
+    this.keepMs = (budget.burst / budget.perSecond) * 1000;
   }
 
   take(key: string): RateLimitDecision | Promise<RateLimitDecision> {
@@ -249,7 +255,7 @@ export class SharedRateLimiter implements Limiter {
       }
       return Array.from({ length: count }, () => this.fallback.take(key));
     }
-    if (taken.reserved >= 1) this.keep(key, { tokens: taken.reserved, shared: taken.tokens, until: this.now() + this.aheadMs });
+    if (taken.reserved >= 1) this.keep(key, { tokens: taken.reserved, shared: taken.tokens, until: this.now() + this.keepMs });
     // As if taken one by one: the i-th allowed request left the tokens its successors took
     // (those taken ahead included), and a refused one found less than one token.
     const left = taken.tokens + taken.reserved;
@@ -260,10 +266,10 @@ export class SharedRateLimiter implements Limiter {
     );
   }
 
-  /** Keeps a reserve; reserves past their time are dropped at most once per that time, so memory follows the active keys. */
+  /** Keeps a reserve; reserves past their time are dropped at most once per refill time, so memory follows the active keys. */
   private keep(key: string, reserve: Reserve): void {
     const now = this.now();
-    if (now - this.lastSweep >= this.aheadMs) {
+    if (now - this.lastSweep >= this.keepMs) {
       this.lastSweep = now;
       for (const [other, kept] of this.reserves) if (now >= kept.until) this.reserves.delete(other);
     }

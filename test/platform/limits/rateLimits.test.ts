@@ -199,22 +199,52 @@ describe('SharedRateLimiter taking ahead (ADR 0048)', () => {
     expect(answers.map((answer) => answer.allowed)).toEqual([...Array(budget.burst / 2).fill(true), false, false, false]);
   });
 
-  test('tokens taken ahead are usable for takeAheadSeconds only, and unused ones are spent, never given back', async () => {
+  test('tokens taken ahead stay usable until the bucket would have refilled, then the next request takes again', async () => {
     let now = 0;
     const bucket = sharedBucket();
     const limiter = limiterOn(bucket.buckets, () => now);
     await limiter.take('k');
     expect(bucket.held()).toBe(budget.burst - 1 - aheadTokens);
+    now += limits.takeAheadSeconds * 1000 * 5;
     await limiter.take('k');
     expect(bucket.calls.takes).toBe(1);
-    now += limits.takeAheadSeconds * 1000;
+    now += (budget.burst / budget.perSecond) * 1000;
     const late = await limiter.take('k');
     expect(bucket.calls.takes).toBe(2);
-    // The reserve's unused tokens stayed spent: the shared bucket lost them with the first take.
+    // The dropped reserve stayed spent in the (never refilling) shared bucket.
     expect(bucket.held()).toBe(budget.burst - 2 - 2 * aheadTokens);
     expect(late.headers.RateLimit).toBe(
       `"partner";r=${budget.burst - 2 - aheadTokens};t=${Math.ceil((2 + aheadTokens) / budget.perSecond)}`,
     );
+  });
+
+  test('a partner sending sparsely within its budget over two instances still gets its whole burst afterwards', async () => {
+    // A refilling bucket on a hand-driven clock, as the statement and the script keep it.
+    let now = 0;
+    let held = budget.burst;
+    let at = 0;
+    const refilling: SharedBuckets = {
+      name: 'refilling',
+      take(_key, perSecond, burst, count, ahead) {
+        held = Math.min(burst, held + ((now - at) / 1000) * perSecond);
+        at = now;
+        const granted = Math.min(count, Math.floor(held));
+        const reserved = Math.min(ahead, Math.max(0, Math.floor(held - granted - burst / 2)));
+        held -= granted + reserved;
+        return Promise.resolve({ granted, reserved, tokens: held });
+      },
+    };
+    const [a, b] = [limiterOn(refilling, () => now), limiterOn(refilling, () => now)];
+    // One request every 110 ms on each instance for 3 s: about a third of the sustained rate.
+    for (let step = 0; step < 28; step++) {
+      expect((await a.take('k')).allowed).toBe(true);
+      expect((await b.take('k')).allowed).toBe(true);
+      now += 110;
+    }
+    // Then a burst at once: what the partner did not spend is still there.
+    const burst = [];
+    for (let i = 0; i < budget.burst - 10; i++) burst.push(await (i % 2 ? b : a).take('k'));
+    expect(burst.filter((answer) => !answer.allowed)).toHaveLength(0);
   });
 
   test('two instances on one bucket, each taking ahead: together they allow exactly the burst, never more', async () => {
