@@ -1,12 +1,12 @@
 /**
- * `npm test`'s first step: the browser suites run against Debian's Chromium (ADR 0044), so a fresh
- * machine gets it here rather than from a manual step. Present: nothing to do. Missing, as root
+ * `npm test`'s first step: the browser suites run against Debian's Chromium headless shell (ADR
+ * 0044, ADR 0049), so a fresh machine gets it here rather than from a manual step. Present: nothing to do. Missing, as root
  * with apt-get: installed, with a bounded time. Missing otherwise: the test command fails here
  * with what to do, because the browser suites never skip.
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { chromiumPath } from './lib/docs-browser.js';
+import { chromiumPackage, chromiumPath } from './lib/docs-browser.js';
 
 /** apt-get's whole run (update and install) may take this long; a stuck mirror fails the run. */
 const INSTALL_LIMIT_MS = 10 * 60_000;
@@ -31,7 +31,7 @@ if (runnable(chromiumPath)) process.exit(0);
 
 const how =
   'The browser suites (test/browser/, docs-render, served-docs) need Chromium and are never skipped. ' +
-  'Install it with `apt-get update && apt-get install -y chromium` (Debian), or set CHROMIUM_PATH to a Chromium or Chrome binary.';
+  `Install it with \`apt-get update && apt-get install -y ${chromiumPackage}\` (Debian), or set CHROMIUM_PATH to a Chromium or Chrome binary.`;
 
 if (process.env['CHROMIUM_PATH'] !== undefined) fail(`CHROMIUM_PATH=${chromiumPath} is not an executable file. ${how}`);
 if (process.env['MINIBRIDGE_NO_APT'] === '1')
@@ -41,13 +41,13 @@ if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) {
 }
 
 console.log(
-  `ensure-chromium: Chromium is missing at ${chromiumPath}; installing Debian's chromium with apt-get (at most ${INSTALL_LIMIT_MS / 60_000} min)…`,
+  `ensure-chromium: Chromium is missing at ${chromiumPath}; installing Debian's ${chromiumPackage} with apt-get (at most ${INSTALL_LIMIT_MS / 60_000} min)…`,
 );
 const started = Date.now();
 const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 for (const args of [
   ['-qq', '-o', `DPkg::Lock::Timeout=${LOCK_WAIT_S}`, 'update'],
-  ['-y', '-qq', '-o', `DPkg::Lock::Timeout=${LOCK_WAIT_S}`, 'install', 'chromium'],
+  ['-y', '-qq', '-o', `DPkg::Lock::Timeout=${LOCK_WAIT_S}`, 'install', chromiumPackage],
 ]) {
   const left = INSTALL_LIMIT_MS - (Date.now() - started);
   const result = spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: Math.max(left, 1) });
@@ -56,5 +56,5 @@ for (const args of [
     fail(`\`apt-get ${args.join(' ')}\` failed (${why}). ${how}`);
   }
 }
-if (!runnable(chromiumPath)) fail(`apt-get installed chromium but ${chromiumPath} is still missing. ${how}`);
+if (!runnable(chromiumPath)) fail(`apt-get installed ${chromiumPackage} but ${chromiumPath} is still missing. ${how}`);
 console.log(`ensure-chromium: installed in ${Math.round((Date.now() - started) / 1000)} s.`);

@@ -2,13 +2,18 @@ import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-/** Debian's chromium; `npm test` installs it when missing (scripts/ensure-chromium.ts, ADR 0044). */
-export const chromiumPath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+/**
+ * Debian's Chromium headless shell (package chromium-headless-shell): the same Blink and V8 as
+ * the browser, without the browser's windowing and UI layers, which the browser suites paid for
+ * in every action (ADR 0049). `npm test` installs it when missing (scripts/ensure-chromium.ts).
+ */
+export const chromiumPackage = 'chromium-headless-shell';
+export const chromiumPath = process.env['CHROMIUM_PATH'] ?? `/usr/bin/${chromiumPackage}`;
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(chromiumPath)) {
     throw new Error(
-      `Chromium not found at ${chromiumPath}: run npm test (it installs Debian's chromium as root), or apt-get update && apt-get install -y chromium, or set CHROMIUM_PATH`,
+      `Chromium not found at ${chromiumPath}: run npm test (it installs Debian's ${chromiumPackage} as root), or apt-get update && apt-get install -y ${chromiumPackage}, or set CHROMIUM_PATH`,
     );
   }
   return chromium.launch({

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { chromiumPath } from '../../scripts/lib/docs-browser.js';
+import { chromiumPackage, chromiumPath } from '../../scripts/lib/docs-browser.js';
 import { repoRoot } from '../../scripts/lib/paths.js';
 
 // `npm test`'s first step (ADR 0044): Chromium present, nothing happens; a Chromium it must not
@@ -32,7 +32,7 @@ describe('ensure-chromium', () => {
     const result = await ensure({ CHROMIUM_PATH: '/nonexistent/chromium' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('CHROMIUM_PATH=/nonexistent/chromium is not an executable file');
-    expect(result.stderr).toContain('apt-get install -y chromium');
+    expect(result.stderr).toContain(`apt-get install -y ${chromiumPackage}`);
     expect(result.stderr).toContain('never skipped');
   });
 });
