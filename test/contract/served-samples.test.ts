@@ -11,7 +11,7 @@ import { repoRoot } from '../../scripts/lib/paths.js';
 
 // The request samples as a partner reads them on the served reference pages (/docs/<api>.html,
 // the x-codeSamples Redoc renders), run exactly as written, in page order, against a freshly
-// started `npm start` (src/main.ts in sandbox mode, its own empty data directory, free ports):
+// started `npm start` (scripts/start.mjs in sandbox mode, its own empty data directory, free ports):
 // every one must succeed (2xx), because the sandbox gives what the samples create the ids the
 // later samples name (ADR 0043). The only change made to a sample is its origin, moved from the
 // default ports to the free ones this sandbox listens on.
@@ -52,7 +52,8 @@ async function startSandbox(): Promise<Sandbox> {
     LOG_LEVEL: 'warn',
   };
   for (const name of ['DATABASE_URL', 'MINIBRIDGE_REGISTRY', 'MINIBRIDGE_ADMIN_TOKEN', 'HOST', 'REDIS_URL']) delete env[name];
-  const child = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'src', 'main.ts')], {
+  // What `npm start` runs (package.json): the compiled dist/ when it is current, the sources otherwise.
+  const child = spawn(process.execPath, [path.join(repoRoot, 'scripts', 'start.mjs')], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
