@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../scripts/lib/paths.js';
-import { compileJava, javaFiles, jvmRoot, requireJdk } from '../support/jdk.js';
+import { compileJava, javaFiles, jvmRoot, requireJdk, SHORT_JVM_TOOL } from '../support/jdk.js';
 
 // Guide 07's native snippets call the tested JVM core: the Java glue compiles against the core and
 // stand-ins of the Android classes it uses (test/native/android-stubs, Android's signatures); the
@@ -99,7 +99,7 @@ afterAll(async () => {
 async function publicApi(dir: string): Promise<Set<string>> {
   const names = new Set<string>();
   const files = (await readdir(dir)).filter((file) => file.endsWith('.class')).map((file) => path.join(dir, file));
-  const { stdout } = await run('javap', ['-public', ...files], { maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run('javap', [...SHORT_JVM_TOOL, '-public', ...files], { maxBuffer: 16 * 1024 * 1024 });
   for (const line of stdout.split('\n')) {
     const type = /public .*(?:class|interface|record) dev\.minibridge\.bridge\.(?:\w+\$)*(\w+)/.exec(line);
     if (type) names.add(type[1]!);

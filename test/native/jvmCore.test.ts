@@ -12,7 +12,7 @@ import { runConformance, type ConformanceWire } from '../../src/shipped/bridge-c
 import { createMinibridgeSdk, type MessageEventLike, type MinibridgeSdk } from '../../src/shipped/sdk/index.js';
 import { FakeWindow } from '../sdk/fakeWindows.js';
 import { vectors, vectorsPath, vectorsText } from '../support/bridgeVectors.js';
-import { compileJava, javaFiles, jvmRoot, requireJdk } from '../support/jdk.js';
+import { compileJava, javaFiles, jvmRoot, requireJdk, SHORT_JVM } from '../support/jdk.js';
 
 // The JVM reference core (src/shipped/native/jvm, ADR 0040), built and tested with nothing but the
 // JDK: javac compiles it with its tests, TestMain runs every shared vector and the core's own
@@ -38,7 +38,18 @@ afterAll(async () => {
 });
 
 async function testMain(vectorsFile: string, junit: string): Promise<{ code: number; stdout: string }> {
-  const args = ['-cp', classes, 'dev.minibridge.bridge.TestMain', '--schema', schemaPath, '--vectors', vectorsFile, '--junit', junit];
+  const args = [
+    ...SHORT_JVM,
+    '-cp',
+    classes,
+    'dev.minibridge.bridge.TestMain',
+    '--schema',
+    schemaPath,
+    '--vectors',
+    vectorsFile,
+    '--junit',
+    junit,
+  ];
   try {
     const { stdout } = await run('java', args, { timeout: RUN_MS, maxBuffer: 16 * 1024 * 1024 });
     return { code: 0, stdout };
@@ -97,7 +108,7 @@ describe('the conformance runner against the JVM core, as a native web view woul
     // host answers by running BridgeScript.postMessage(...) in the page, here in a vm context.
     const page = new FakeWindow('https://miniapp.example') as FakeWindow & { MinibridgeAndroid?: { postMessage(text: string): void } };
     page.parent = page;
-    const child = spawn('java', ['-cp', classes, 'dev.minibridge.bridge.ConformanceHost', schemaPath, WAITING_EVENT_TYPE]);
+    const child = spawn('java', [...SHORT_JVM, '-cp', classes, 'dev.minibridge.bridge.ConformanceHost', schemaPath, WAITING_EVENT_TYPE]);
     host = child;
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
