@@ -67,7 +67,14 @@ async function installedVersion(name: string): Promise<string> {
 async function consumer(name: string, tarball: string, source: string, extra: string[] = []): Promise<string> {
   const dir = path.join(workDir, name);
   await mkdir(dir);
-  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module' }, null, 2));
+  // The extra packages (`name@version`) as the project's devDependencies, installed with the tarball by one npm run.
+  const devDependencies = Object.fromEntries(
+    extra.map((spec) => [spec.slice(0, spec.lastIndexOf('@')), spec.slice(spec.lastIndexOf('@') + 1)]),
+  );
+  await writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module', ...(extra.length > 0 && { devDependencies }) }, null, 2),
+  );
   // The strictest settings a partner's project may use (@tsconfig/strictest's checks), declarations included.
   const compilerOptions = {
     strict: true,
@@ -89,9 +96,6 @@ async function consumer(name: string, tarball: string, source: string, extra: st
   await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }, null, 2));
   await writeFile(path.join(dir, 'consumer.ts'), source);
   await run('npm', ['install', '--prefer-offline', tarball], { cwd: dir, env: npmEnv, timeout: NPM_MS, maxBuffer: 16 * 1024 * 1024 });
-  if (extra.length > 0) {
-    await run('npm', ['install', '--prefer-offline', '--save-dev', ...extra], { cwd: dir, env: npmEnv, timeout: NPM_MS });
-  }
   const compiled = await run(tsc, ['-p', 'tsconfig.json'], { cwd: dir, timeout: 300_000 }).catch((error: { stdout?: string }) => ({
     stdout: `tsc failed:\n${error.stdout ?? String(error)}`,
   }));
