@@ -182,19 +182,23 @@ describe.concurrent('the docs served at /docs/', () => {
     const tab = await newTab();
     const page = tab.page;
     let pagesRendered = 0;
-    const status = async (url: string) => {
+    // Every address the docs name (a link or a subresource) is asked once; an HTML page under
+    // /docs/ that answers joins the crawl, however it was first named.
+    const status = async (url: string): Promise<number> => {
       if (!checked.has(url)) {
         const response = await page.request.get(url);
         checked.set(url, response.status());
-        return { status: response.status(), html: (response.headers()['content-type'] ?? '').startsWith('text/html') };
+        const html = (response.headers()['content-type'] ?? '').startsWith('text/html');
+        if (response.status() === 200 && html && new URL(url).pathname.startsWith('/docs/')) queue.push(url);
       }
-      return { status: checked.get(url)!, html: false };
+      return checked.get(url)!;
     };
     while (queue.length > 0) {
       const pageUrl = queue.shift()!;
       if (crawled.has(pageUrl)) continue;
       crawled.add(pageUrl);
       const served = await page.request.get(pageUrl);
+      if (served.status() !== 200) broken.push(`${pageUrl}: HTTP ${served.status()}`);
       const read = readHtml(await served.text(), pageUrl);
       let links = read.links;
       if (read.scripted) {
@@ -206,7 +210,7 @@ describe.concurrent('the docs served at /docs/', () => {
         // What the browser would have fetched with the page, each answering 200 as it would have to.
         for (const resource of new Set(read.resources)) {
           const answer = await status(resource);
-          if (answer.status !== 200) broken.push(`${pageUrl}: HTTP ${answer.status} for ${resource}`);
+          if (answer !== 200) broken.push(`${pageUrl}: HTTP ${answer} for ${resource}`);
         }
       }
       const routerLinks: string[] = [];
@@ -219,11 +223,8 @@ describe.concurrent('the docs served at /docs/', () => {
         const target = new URL(link.url);
         if (target.origin !== origin) continue; // the Redocly credit link: not ours, and the test runs offline
         target.hash = '';
-        if (!checked.has(target.href)) {
-          const answer = await status(target.href);
-          if (answer.status === 200 && answer.html && target.pathname.startsWith('/docs/')) queue.push(target.href);
-        }
-        if (checked.get(target.href) !== 200) broken.push(`${pageUrl}: ${link.href} -> HTTP ${checked.get(target.href)}`);
+        const answer = await status(target.href);
+        if (answer !== 200) broken.push(`${pageUrl}: ${link.href} -> HTTP ${answer}`);
       }
       // Redoc's sidebar links route inside the page, to `#<href>`. Each must name a section the
       // page has: Redoc marks every section with its route (data-section-id; the id itself is set
