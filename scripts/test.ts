@@ -1,6 +1,7 @@
 /**
- * `npm test` after Chromium is ensured: the checks (`npm run check`, `npm run check:breaking`) and
- * the suites (`vitest run`) side by side, not one after the other (ADR 0044). The suites leave
+ * `npm test`, once Chromium is ensured (the import below runs first): the checks (`npm run check`,
+ * `npm run check:breaking`) and the suites (`vitest run`) side by side, not one after the other
+ * (ADR 0044). The suites leave
  * about a quarter of two cores idle while they wait on sockets, Chromium and timers; the checks
  * are CPU work (tsc, ESLint, Prettier, Spectral, optic) that fills it. The checks run at a lower
  * priority, so the suites, some of which keep time budgets, see the machine much as they did alone.
@@ -9,6 +10,8 @@
  * ends. Exits 1 when any of the three fails, after all three have ended, with one line naming
  * them. Arguments go to vitest (`npm test -- test/contract`); the checks run all the same.
  */
+// First, Chromium (the browser suites never skip): present, nothing; missing, installed or the run stops.
+import './ensure-chromium.js';
 import path from 'node:path';
 import { repoRoot } from './lib/paths.js';
 import { toolPath } from './lib/run-tool.js';
