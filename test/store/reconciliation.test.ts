@@ -2,7 +2,8 @@ import { beforeEach, expect, it } from 'vitest';
 import type { Db, PreparedStatement, Queryable } from '../../src/platform/store/db.js';
 import { createStore, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
-import { manualClock, newOrderPayment, seconds } from './fixtures.js';
+import { hours, manualClock, newOrderPayment, seconds } from './fixtures.js';
+import { recordingDb } from './recordingDb.js';
 
 describeEachBackend('reconciliation claim', (database, backend) => {
   let store: Store;
@@ -137,6 +138,75 @@ describeEachBackend('reconciliation claim', (database, backend) => {
     // and leased. The 2,001 due payments fill some 300 pages; they are never walked.
     expect(pagesRead).toHaveLength(3);
     for (const pages of pagesRead) expect(pages).toBeLessThanOrEqual(120);
+  });
+
+  /** A Db whose reconciliation anyDue is EXPLAINed (ANALYZE, BUFFERS) before it runs: the pages it touched of order_payments. */
+  function measuringAnyDue(db: Db) {
+    const pagesRead: number[] = [];
+    const pagesOn = (node: Record<string, any>): number =>
+      (node['Relation Name'] === 'order_payments' ? (node['Shared Hit Blocks'] as number) + (node['Shared Read Blocks'] as number) : 0) +
+      ((node.Plans as Record<string, any>[] | undefined) ?? []).reduce((sum, child) => sum + pagesOn(child), 0);
+    const measured: Db = {
+      ...db,
+      async query<T>(sql: string | PreparedStatement, params: readonly unknown[] = []): Promise<T[]> {
+        if (typeof sql !== 'string' && sql.name === 'store.reconciliation.anyDue') {
+          const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, params);
+          const explained = typeof row!['QUERY PLAN'] === 'string' ? JSON.parse(row!['QUERY PLAN']) : row!['QUERY PLAN'];
+          pagesRead.push(pagesOn((explained as Array<{ Plan: Record<string, any> }>)[0]!.Plan));
+        }
+        return db.query<T>(sql, params);
+      },
+    };
+    return { db: measured, pagesRead };
+  }
+
+  it("anyDue (an idle poll) is one statement without the claim's lock, says what a claim would find, and reads two seeks per host app however long the backlog", async () => {
+    const recording = recordingDb(database.db);
+    const recorded = createStore(recording.db, { clock: clock.now });
+    expect(await recorded.reconciliation.anyDue()).toBe(false);
+    expect(recording.take()).toEqual(['store.reconciliation.anyDue']);
+    // 2,001 payments of ha_superapp in process, first asked about in an hour; none due yet.
+    const first = newOrderPayment({ reconcile_at: new Date(clock.now().getTime() + hours(1)) });
+    await store.orderPayments.create(first, null);
+    await copiesOf(first, 2_000);
+    const { db, pagesRead } = measuringAnyDue(database.db);
+    const measured = createStore(db, { clock: clock.now });
+    expect(await measured.reconciliation.anyDue()).toBe(false);
+    // One of ha_other due in a second: due once the second has passed.
+    const other = newOrderPayment({ client_id: 'ha_other', reconcile_at: new Date(clock.now().getTime() + seconds(1)) });
+    await store.orderPayments.create(other, null);
+    expect(await measured.reconciliation.anyDue()).toBe(false);
+    clock.advance(seconds(1));
+    expect(await measured.reconciliation.anyDue()).toBe(true);
+    // Leased: not due for another claim until the lease ends.
+    const [claim] = await store.reconciliation.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerHostapp: 8 });
+    expect(claim?.order_payment_id).toBe(other.order_payment_id);
+    expect(await measured.reconciliation.anyDue()).toBe(false);
+    clock.advance(seconds(30) + 1);
+    expect(await measured.reconciliation.anyDue()).toBe(true);
+    // Asked again and settled (no next ask): never due again; ha_superapp's hour has not passed.
+    const [again] = await store.reconciliation.claimDue({ limit: 10, leaseMs: seconds(30), maxInFlightPerHostapp: 8 });
+    expect(
+      await store.reconciliation.recordAsk({
+        order_payment_id: other.order_payment_id,
+        app_id: other.app_id,
+        client_id: other.client_id,
+        lease_id: again!.lease_id,
+        asked_at: clock.now(),
+        duration_ms: 3,
+        outcome: 'in_process',
+        payment_status: 'in_process',
+        next_at: null,
+        stuck: false,
+      }),
+    ).toBe(true);
+    expect(await measured.reconciliation.anyDue()).toBe(false);
+    clock.advance(hours(1));
+    expect(await measured.reconciliation.anyDue()).toBe(true);
+    // The 2,001 payments fill some 300 pages; an ask reads a few index pages per host app, even
+    // with all of ha_superapp's due (as EXISTS, the planner hashed every due payment: 95 pages).
+    expect(pagesRead).toHaveLength(7);
+    for (const pages of pagesRead) expect(pages).toBeLessThanOrEqual(20);
   });
 
   it('gives a host app only its free slots, and the oldest due of all host apps first', async () => {

@@ -90,8 +90,13 @@ export class Reconciler {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
-  /** One round: claims the payments due and starts asking about them, without waiting. */
-  async tick(): Promise<ReconcileClaim[]> {
+  /**
+   * One round: claims the payments due and starts asking about them, without waiting. With
+   * `ifDue` (a poll that nothing woke), one read first asks whether any payment is due at all,
+   * and the claim's locked transaction runs only when one is: an idle instance's poll is one
+   * statement instead of four and takes no lock (ADR 0050, as the E6 worker's, ADR 0046).
+   */
+  async tick({ ifDue = false }: { ifDue?: boolean } = {}): Promise<ReconcileClaim[]> {
     const now = this.clock().getTime();
     const skipped = new Set<string>([
       ...[...this.backingOff].filter(([, state]) => state.until > now).map(([clientId]) => clientId),
@@ -104,6 +109,7 @@ export class Reconciler {
     // within a second or a back-off.
     const { hostapps } = this.platform.registry.all();
     if (hostapps.length > 0 && hostapps.every((hostapp) => skipped.has(hostapp.id))) return [];
+    if (ifDue && !(await this.platform.store.reconciliation.anyDue())) return [];
     const claimed = await this.platform.store.reconciliation.claimDue({
       limit: this.platform.config.reconciler.batchSize,
       leaseMs: this.leaseMs,
@@ -117,6 +123,8 @@ export class Reconciler {
   private async run(): Promise<void> {
     const { pollMs } = this.platform.config.reconciler;
     const { availability } = this.platform.store.db;
+    // Whether the last wait ended with the poll interval rather than a wake-up.
+    let polled = false;
     while (this.running) {
       if (!availability.up) {
         await availability.whenUp(this.stopping.signal).catch(() => undefined);
@@ -124,12 +132,14 @@ export class Reconciler {
       }
       let claimed = 0;
       try {
-        claimed = (await this.tick()).length;
+        claimed = (await this.tick({ ifDue: polled })).length;
       } catch (error) {
         if (!(error instanceof DatabaseUnavailableError))
           this.platform.log.error({ err: error }, 'reconciliation cycle failed; retrying after the poll interval');
       }
-      if (claimed === 0 && this.running) await this.idle(pollMs);
+      // Anything claimed means more may be due: claim again at once; an empty claim waits for
+      // the poll interval or a wake-up (an ask finished and freed its host app's slot).
+      polled = claimed === 0 && this.running ? await this.idle(pollMs) : false;
     }
   }
 
@@ -154,15 +164,19 @@ export class Reconciler {
     this.inFlight.add(asking);
   }
 
-  private idle(ms: number): Promise<void> {
+  /** Waits for the poll interval or a wake-up; true when the interval ended it. */
+  private idle(ms: number): Promise<boolean> {
     if (this.wokenEarly) {
       this.wokenEarly = false;
-      return Promise.resolve();
+      return Promise.resolve(false);
     }
     const controller = new AbortController();
     this.wakeUp = () => controller.abort();
     return sleep(ms, undefined, { signal: controller.signal })
-      .catch(() => undefined)
+      .then(
+        () => true,
+        () => false,
+      )
       .finally(() => (this.wakeUp = undefined));
   }
 

@@ -50,6 +50,11 @@ export interface Reconciliation {
    * leases (on any instance) gets none, and one holding fewer gets at most the difference.
    */
   claimDue(options: ReconcileClaimOptions): Promise<ReconcileClaim[]>;
+  /**
+   * Whether any payment is due for an ask and unleased: claimDue's due condition without its
+   * bounds (caps, paused host apps), so false only when a claim would lease nothing (ADR 0050).
+   */
+  anyDue(): Promise<boolean>;
   /** Records an ask, schedules the next and frees the lease; false when the lease was lost. */
   recordAsk(ask: AskRecord): Promise<boolean>;
   /** Frees a lease without asking (a budget refused it): the ask is not counted; due again at `at`. */
@@ -142,6 +147,37 @@ const claimStatement = {
       p.reconcile_asks, p.stuck_since, p.reconcile_next_at`,
 };
 
+/**
+ * claimDue's due condition alone, found as the claim finds it (ADR 0050): the host apps with a
+ * payment in process by the loose scan of order_payments_reconcile_due_by_hostapp, then for each a
+ * seek on (client_id, reconcile_next_at) up to now that stops at its first unleased payment (a
+ * LATERAL with LIMIT 1: as EXISTS, the planner may hash every due payment of the host apps). Two
+ * seeks per host app with a payment in process, whatever the backlog, no lock and no transaction.
+ */
+const anyDueStatement = {
+  name: 'store.reconciliation.anyDue',
+  text: `WITH RECURSIVE hostapps AS (
+      (SELECT p.client_id FROM order_payments p
+       WHERE p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL
+       ORDER BY p.client_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT p.client_id FROM order_payments p
+              WHERE p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL AND p.client_id > h.client_id
+              ORDER BY p.client_id LIMIT 1)
+      FROM hostapps h WHERE h.client_id IS NOT NULL
+    )
+    SELECT 1 AS due FROM hostapps h
+    CROSS JOIN LATERAL (
+      SELECT 1 FROM order_payments p
+      WHERE p.client_id = h.client_id AND p.payment_status = 'in_process' AND p.reconcile_next_at IS NOT NULL
+        AND p.reconcile_next_at <= $1 AND (p.reconcile_lease_until IS NULL OR p.reconcile_lease_until < $1)
+      ORDER BY p.reconcile_next_at
+      LIMIT 1
+    ) AS d
+    WHERE h.client_id IS NOT NULL
+    LIMIT 1`,
+};
+
 /** The ask's record and the next one's schedule in one statement, guarded by the lease. */
 const recordStatement = {
   name: 'store.reconciliation.recordAsk',
@@ -190,6 +226,10 @@ export function createReconciliation(db: Db, clock: Clock): Reconciliation {
           stuck_since: row.stuck_since,
           lease_id: leaseId,
         }));
+    },
+
+    async anyDue() {
+      return (await db.query(anyDueStatement, [clock()])).length > 0;
     },
 
     async recordAsk(ask) {
