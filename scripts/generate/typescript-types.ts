@@ -9,8 +9,8 @@ import { bundlePath } from './openapi-bundles.js';
 /**
  * openapi-typescript on OpenAPI files, in this process through its Node API: what its CLI writes
  * (the CLI's own header, then the printed types), without a process per file. Given no Redocly
- * config it makes its own empty one, so ./redocly.yaml (whose rules are the sources' lint) is not
- * read; the sources are linted apart.
+ * config it makes its own (Redocly's minimal rules, operationIds unique), so ./redocly.yaml (whose
+ * rules are the sources' lint) is not read; the sources are linted apart.
  */
 export async function runOpenapiTypescript(jobs: ReadonlyArray<{ input: string; output: string }>): Promise<void> {
   for (const job of jobs) {
