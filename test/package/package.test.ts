@@ -13,8 +13,8 @@ import { HOSTAPP, referenceHostappRouter, serve, type RunningServer } from '../c
 
 // The packages as partners get them (ADR 0042): every package built (what each one's prepack runs,
 // here in one process rather than five), then `npm pack` of every workspace, each tarball installed
-// alone into a fresh project, the project type-checked with `strict` and WITHOUT skipLibCheck, then
-// run: the client calls E1 on the platform's contract mock, the partner kit serves E4, the SDK's
+// alone into a fresh project, the projects type-checked with `strict` and WITHOUT skipLibCheck (one
+// `tsc --build` of the five, each its own program), then run: the client calls E1 on the platform's contract mock, the partner kit serves E4, the SDK's
 // miniapp side talks to its host side, the installed `minibridge verify` passes a conforming host
 // app. Footprints are read with `npm ls --omit=dev --all`. npm installs from its cache first
 // (--prefer-offline) and may fetch from the registry; the time-outs bound a busy machine, no
@@ -48,6 +48,129 @@ interface Packed {
 const NAMES = ['@minibridge/contract', '@minibridge/client', '@minibridge/partner-kit', '@minibridge/sdk', '@minibridge/verify'] as const;
 type PackageName = (typeof NAMES)[number];
 
+/** A fresh project per package: what it installs beside the tarball, and the program it compiles and runs. */
+interface ConsumerSpec {
+  name: string;
+  package: PackageName;
+  /** Other packages (`name@version`) the project installs, as its devDependencies. */
+  extra?: () => Promise<string[]>;
+  /** consumer.ts; the client's calls the platform's contract mock at `mockUrl`. */
+  source: (mockUrl: string) => string;
+}
+
+const CONSUMERS: ConsumerSpec[] = [
+  {
+    name: 'contract',
+    package: '@minibridge/contract',
+    source: () => `import type { PlatformApi, HostappApi } from '@minibridge/contract';
+import type { paths } from '@minibridge/contract/types/hostapp';
+import platform from '@minibridge/contract/openapi/platform.json' with { type: 'json' };
+
+type E2Answer = PlatformApi.components['schemas']['GetPaymentStatusResponse'];
+type E4Report = HostappApi.components['schemas']['HostappPaymentStatusReport'];
+type E4Path = keyof paths;
+const answer: E2Answer = { order_payment_id: 'hop_1', app_id: 'ma_7f3c2a', client_id: 'ha_superapp', payment_status: 'paid' };
+const report: E4Report = { ...answer, payment_status: 'in_process' };
+const e4: E4Path = '/get-payment-status';
+console.log(JSON.stringify({ title: platform.info.title, status: answer.payment_status, report: report.payment_status, e4 }));
+`,
+  },
+  {
+    name: 'client',
+    package: '@minibridge/client',
+    source: (mockUrl) => `import { createPlatformClient, type PlatformApi } from '@minibridge/client';
+
+const client = createPlatformClient({ baseUrl: ${JSON.stringify(mockUrl)}, credentials: { scheme: 'basic', id: 'ma_7f3c2a', secret: 'the-miniapp-secret' } });
+const body: PlatformApi.components['schemas']['CreateOrderPaymentRequest'] = {
+  app_id: 'ma_7f3c2a',
+  client_id: 'ha_superapp',
+  order: { currency: 'VND', amount: '125000', miniapp_order_id: 'ORD-1001' },
+};
+const { data, response } = await client.POST('/api/v1/orders/create-order-payment/', { body });
+const orderPaymentId: string | undefined = data?.order_payment_id;
+console.log(JSON.stringify({ status: response.status, violations: response.headers.get('x-mock-violations'), orderPaymentId }));
+`,
+  },
+  {
+    name: 'partner-kit',
+    package: '@minibridge/partner-kit',
+    extra: async () => [
+      `@types/express@${await installedVersion('@types/express')}`,
+      `@types/node@${await installedVersion('@types/node')}`,
+    ],
+    source: () => `import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { createHostappRouter, prefixedAuthorization } from '@minibridge/partner-kit';
+
+const app = express().use(
+  createHostappRouter({
+    clientId: 'ha_superapp',
+    secretKey: 'the-hostapp-secret',
+    // Settings read from the environment may be absent: the options take undefined as "not set".
+    tokenPrefix: process.env['HOSTAPP_TOKEN_PREFIX'],
+    signingSecrets: process.env['HOSTAPP_SIGNING_SECRET']?.split(','),
+    handlers: {
+      createOrderPayment: () => ({ order_payment_id: 'hop_1' }),
+      getPaymentStatus: (query) => ({ order_payment_id: query.order_payment_id, app_id: query.app_id, client_id: query.client_id, payment_status: 'paid' }),
+      receiveEvent: () => ({ received: true }),
+    },
+  }),
+);
+const server = app.listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const url = \`http://127.0.0.1:\${(server.address() as AddressInfo).port}/get-payment-status\`;
+const ask = async (authorization: string) => {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization },
+    body: JSON.stringify({ app_id: 'ma_7f3c2a', client_id: 'ha_superapp', order_payment_id: 'hop_1' }),
+  });
+  return { status: response.status, body: (await response.json()) as unknown };
+};
+const answered = await ask(prefixedAuthorization('Token', 'ha_superapp', 'the-hostapp-secret'));
+const refused = await ask(prefixedAuthorization('Token', 'ha_superapp', 'a-wrong-secret'));
+server.close();
+console.log(JSON.stringify({ answered, refused }));
+`,
+  },
+  {
+    name: 'sdk',
+    package: '@minibridge/sdk',
+    source: () => `import { createHostBridge, createMinibridgeSdk, BRIDGE_PROTOCOL, type BridgeEndpoint } from '@minibridge/sdk';
+
+// Two in-memory endpoints joined back to back: what one side posts, the other receives.
+type Listener = (data: unknown) => void;
+function pipe(): [BridgeEndpoint, BridgeEndpoint] {
+  const listeners: [Set<Listener>, Set<Listener>] = [new Set(), new Set()];
+  const end = (mine: Set<Listener>, theirs: Set<Listener>): BridgeEndpoint => ({
+    post: (message) => queueMicrotask(() => theirs.forEach((listener) => listener(structuredClone(message)))),
+    listen: (listener) => (mine.add(listener), () => mine.delete(listener)),
+  });
+  return [end(listeners[0], listeners[1]), end(listeners[1], listeners[0])];
+}
+const [miniappEnd, hostEnd] = pipe();
+let asked = '';
+createHostBridge({ endpoint: hostEnd, onPay: async (paymentData) => ((asked = String(paymentData.amount)), 'success') });
+const sdk = createMinibridgeSdk({ endpoint: miniappEnd });
+const outcome = await sdk.pay({ amount: '125000', currency: 'VND', orderPaymentId: 'hop_1' });
+sdk.close();
+console.log(JSON.stringify({ protocol: BRIDGE_PROTOCOL, status: outcome.status, asked }));
+`,
+  },
+  {
+    name: 'verify',
+    package: '@minibridge/verify',
+    extra: async () => [`@types/node@${await installedVersion('@types/node')}`],
+    source: () => `import { verify, tableReport, CHECKS } from '@minibridge/verify';
+import { verifyBridge } from '@minibridge/verify/bridge';
+
+const [url, id, secret] = process.argv.slice(2) as [string, string, string];
+const report = await verify({ subject: 'hostapp', url, credentials: { id, secret }, tokenPrefix: 'Token', paths: {}, e4Method: 'POST', signingSecrets: [], appId: process.env['VERIFY_APP_ID'] });
+console.log(JSON.stringify({ passed: report.passed, checks: CHECKS.length, table: tableReport(report).length > 0, bridge: typeof verifyBridge }));
+`,
+  },
+];
+
 let workDir: string;
 const packed = new Map<PackageName, Packed>();
 let mock: MockServer;
@@ -63,44 +186,83 @@ async function installedVersion(name: string): Promise<string> {
   return (JSON.parse(await readFile(path.join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** A fresh strict TypeScript project with `tarball` (and `extra` packages) installed. */
-async function consumer(name: string, tarball: string, source: string, extra: string[] = []): Promise<string> {
-  const dir = path.join(workDir, name);
+/** The strictest settings a partner's project may use (@tsconfig/strictest's checks), declarations included. */
+const compilerOptions = {
+  strict: true,
+  skipLibCheck: false,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  noPropertyAccessFromIndexSignature: true,
+  noImplicitOverride: true,
+  noImplicitReturns: true,
+  noFallthroughCasesInSwitch: true,
+  noUnusedLocals: true,
+  noUnusedParameters: true,
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  resolveJsonModule: true,
+  outDir: 'out',
+};
+
+/** Each consumer's folder, and what installing it or type-checking it reported (empty: clean). */
+const consumers = new Map<string, { dir: string; problems: string }>();
+
+/** A fresh strict TypeScript project with the package's tarball (and its `extra` packages) installed by one npm run. */
+async function install(spec: ConsumerSpec, mockUrl: string): Promise<void> {
+  const dir = path.join(workDir, spec.name);
   await mkdir(dir);
-  // The extra packages (`name@version`) as the project's devDependencies, installed with the tarball by one npm run.
-  const devDependencies = Object.fromEntries(
-    extra.map((spec) => [spec.slice(0, spec.lastIndexOf('@')), spec.slice(spec.lastIndexOf('@') + 1)]),
-  );
+  const extra = (await spec.extra?.()) ?? [];
+  const devDependencies = Object.fromEntries(extra.map((pin) => [pin.slice(0, pin.lastIndexOf('@')), pin.slice(pin.lastIndexOf('@') + 1)]));
   await writeFile(
     path.join(dir, 'package.json'),
-    JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module', ...(extra.length > 0 && { devDependencies }) }, null, 2),
+    JSON.stringify({ name: `consumer-${spec.name}`, private: true, type: 'module', ...(extra.length > 0 && { devDependencies }) }, null, 2),
   );
-  // The strictest settings a partner's project may use (@tsconfig/strictest's checks), declarations included.
-  const compilerOptions = {
-    strict: true,
-    skipLibCheck: false,
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-    noPropertyAccessFromIndexSignature: true,
-    noImplicitOverride: true,
-    noImplicitReturns: true,
-    noFallthroughCasesInSwitch: true,
-    noUnusedLocals: true,
-    noUnusedParameters: true,
-    target: 'ES2022',
-    module: 'NodeNext',
-    moduleResolution: 'NodeNext',
-    resolveJsonModule: true,
-    outDir: 'out',
-  };
   await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }, null, 2));
-  await writeFile(path.join(dir, 'consumer.ts'), source);
-  await run('npm', ['install', '--prefer-offline', tarball], { cwd: dir, env: npmEnv, timeout: NPM_MS, maxBuffer: 16 * 1024 * 1024 });
-  const compiled = await run(tsc, ['-p', 'tsconfig.json'], { cwd: dir, timeout: 300_000 }).catch((error: { stdout?: string }) => ({
-    stdout: `tsc failed:\n${error.stdout ?? String(error)}`,
-  }));
-  expect(compiled.stdout).toBe('');
-  return dir;
+  await writeFile(path.join(dir, 'consumer.ts'), spec.source(mockUrl));
+  await run('npm', ['install', '--prefer-offline', pack(spec.package).tarball], {
+    cwd: dir,
+    env: npmEnv,
+    timeout: NPM_MS,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+/**
+ * Installs every consumer side by side, then type-checks and compiles them all with one
+ * `tsc --build` of the five projects: each is still its own program with its own node_modules,
+ * options and diagnostics (each line names its project's folder), but one compiler process
+ * checks them one after another on warmed-up code, about half the CPU of a `tsc -p` per project.
+ */
+async function prepareConsumers(mockUrl: string): Promise<void> {
+  await Promise.all(
+    CONSUMERS.map(async (spec) => {
+      const consumer = { dir: path.join(workDir, spec.name), problems: '' };
+      consumers.set(spec.name, consumer);
+      await install(spec, mockUrl).catch((error: unknown) => (consumer.problems = `npm install failed: ${String(error)}`));
+    }),
+  );
+  const installed = CONSUMERS.map((spec) => spec.name).filter((name) => consumers.get(name)!.problems === '');
+  const built = await run(tsc, ['--build', ...installed], { cwd: workDir, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 }).catch(
+    (error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }),
+  );
+  // A diagnostic starts with its file's path, inside its project's folder; lines indented under it belong to it.
+  let project: string | undefined;
+  for (const line of built.stdout.split('\n')) {
+    if (line.trim() === '') continue;
+    project = /^\s/.test(line) ? project : installed.find((name) => line.startsWith(`${name}/`));
+    const consumer = consumers.get(project ?? '');
+    if (consumer) consumer.problems += `${line}\n`;
+    else throw new Error(`tsc --build printed a line about no consumer: ${line}\n${built.stdout}`);
+  }
+}
+
+/** A consumer's folder, once its project type-checked clean. */
+function consumerDir(name: string): string {
+  const consumer = consumers.get(name);
+  if (!consumer) throw new Error(`no consumer ${name}`);
+  expect(consumer.problems, `${name}: tsc --build`).toBe('');
+  return consumer.dir;
 }
 
 /** What `node out/consumer.js` prints, as JSON. */
@@ -160,6 +322,7 @@ beforeAll(async () => {
   }
   mock = await startMock('platform', 0, { log: () => {} });
   hostapp = await serve(express().use(referenceHostappRouter()));
+  await prepareConsumers(mock.url);
 }, NPM_MS * 2);
 
 afterAll(async () => {
@@ -183,8 +346,8 @@ function pack(name: PackageName): Packed {
   return found;
 }
 
-// The packages side by side: each test packs nothing and installs into its own folder, and most
-// of a test's time is npm and tsc in child processes, so five of them share the cores (ADR 0044).
+// The packages side by side: the consumers were installed and compiled before the tests, and each
+// test runs its own and asks npm about its tree, in child processes, so five of them share the cores.
 describe.concurrent('the packages partners install', () => {
   it('are one per audience, each licensed, documented, public, and shipping every file its exports, types and bin name', () => {
     expect([...packed.keys()].sort()).toEqual([...NAMES].sort());
@@ -230,27 +393,12 @@ describe.concurrent('the packages partners install', () => {
   it(
     '@minibridge/contract: the bundled documents and the generated types, with no dependencies',
     async () => {
-      const { tarball, manifest, files } = pack('@minibridge/contract');
+      const { manifest, files } = pack('@minibridge/contract');
       expect(manifest.dependencies).toBeUndefined();
       expect(files).toEqual(
         expect.arrayContaining(['dist/openapi/platform.json', 'dist/openapi/hostapp.yaml', 'dist/generated/types/miniapp.d.ts']),
       );
-      const dir = await consumer(
-        'contract',
-        tarball,
-        `import type { PlatformApi, HostappApi } from '@minibridge/contract';
-import type { paths } from '@minibridge/contract/types/hostapp';
-import platform from '@minibridge/contract/openapi/platform.json' with { type: 'json' };
-
-type E2Answer = PlatformApi.components['schemas']['GetPaymentStatusResponse'];
-type E4Report = HostappApi.components['schemas']['HostappPaymentStatusReport'];
-type E4Path = keyof paths;
-const answer: E2Answer = { order_payment_id: 'hop_1', app_id: 'ma_7f3c2a', client_id: 'ha_superapp', payment_status: 'paid' };
-const report: E4Report = { ...answer, payment_status: 'in_process' };
-const e4: E4Path = '/get-payment-status';
-console.log(JSON.stringify({ title: platform.info.title, status: answer.payment_status, report: report.payment_status, e4 }));
-`,
-      );
+      const dir = consumerDir('contract');
       expect(await runConsumer(dir)).toEqual({
         title: 'Minibridge Platform API',
         status: 'paid',
@@ -268,22 +416,7 @@ console.log(JSON.stringify({ title: platform.info.title, status: answer.payment_
       const { tarball, manifest, files } = pack('@minibridge/client');
       expect(Object.keys(manifest.dependencies ?? {})).toEqual(['openapi-fetch']);
       // No @types/node in this project: the client's declarations stand on the default libraries.
-      const dir = await consumer(
-        'client',
-        tarball,
-        `import { createPlatformClient, type PlatformApi } from '@minibridge/client';
-
-const client = createPlatformClient({ baseUrl: ${JSON.stringify(mock.url)}, credentials: { scheme: 'basic', id: 'ma_7f3c2a', secret: 'the-miniapp-secret' } });
-const body: PlatformApi.components['schemas']['CreateOrderPaymentRequest'] = {
-  app_id: 'ma_7f3c2a',
-  client_id: 'ha_superapp',
-  order: { currency: 'VND', amount: '125000', miniapp_order_id: 'ORD-1001' },
-};
-const { data, response } = await client.POST('/api/v1/orders/create-order-payment/', { body });
-const orderPaymentId: string | undefined = data?.order_payment_id;
-console.log(JSON.stringify({ status: response.status, violations: response.headers.get('x-mock-violations'), orderPaymentId }));
-`,
-      );
+      const dir = consumerDir('client');
       const result = await runConsumer(dir);
       expect(result).toMatchObject({ status: 200, violations: null });
       expect(result.orderPaymentId).toEqual(expect.any(String));
@@ -301,48 +434,10 @@ console.log(JSON.stringify({ status: response.status, violations: response.heade
   it(
     '@minibridge/partner-kit: Express is a peer; a host app server built with it answers E4 and refuses wrong credentials',
     async () => {
-      const { tarball, manifest } = pack('@minibridge/partner-kit');
+      const { manifest } = pack('@minibridge/partner-kit');
       expect(manifest.peerDependencies).toMatchObject({ express: expect.any(String) });
       expect(manifest.dependencies?.express).toBeUndefined();
-      const dir = await consumer(
-        'partner-kit',
-        tarball,
-        `import express from 'express';
-import type { AddressInfo } from 'node:net';
-import { createHostappRouter, prefixedAuthorization } from '@minibridge/partner-kit';
-
-const app = express().use(
-  createHostappRouter({
-    clientId: 'ha_superapp',
-    secretKey: 'the-hostapp-secret',
-    // Settings read from the environment may be absent: the options take undefined as "not set".
-    tokenPrefix: process.env['HOSTAPP_TOKEN_PREFIX'],
-    signingSecrets: process.env['HOSTAPP_SIGNING_SECRET']?.split(','),
-    handlers: {
-      createOrderPayment: () => ({ order_payment_id: 'hop_1' }),
-      getPaymentStatus: (query) => ({ order_payment_id: query.order_payment_id, app_id: query.app_id, client_id: query.client_id, payment_status: 'paid' }),
-      receiveEvent: () => ({ received: true }),
-    },
-  }),
-);
-const server = app.listen(0, '127.0.0.1');
-await new Promise((resolve) => server.once('listening', resolve));
-const url = \`http://127.0.0.1:\${(server.address() as AddressInfo).port}/get-payment-status\`;
-const ask = async (authorization: string) => {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization },
-    body: JSON.stringify({ app_id: 'ma_7f3c2a', client_id: 'ha_superapp', order_payment_id: 'hop_1' }),
-  });
-  return { status: response.status, body: (await response.json()) as unknown };
-};
-const answered = await ask(prefixedAuthorization('Token', 'ha_superapp', 'the-hostapp-secret'));
-const refused = await ask(prefixedAuthorization('Token', 'ha_superapp', 'a-wrong-secret'));
-server.close();
-console.log(JSON.stringify({ answered, refused }));
-`,
-        [`@types/express@${await installedVersion('@types/express')}`, `@types/node@${await installedVersion('@types/node')}`],
-      );
+      const dir = consumerDir('partner-kit');
       expect(await runConsumer(dir)).toEqual({
         answered: {
           status: 200,
@@ -364,7 +459,7 @@ console.log(JSON.stringify({ answered, refused }));
   it(
     '@minibridge/sdk: no dependencies; the miniapp side and the host side answer each other',
     async () => {
-      const { tarball, manifest, files } = pack('@minibridge/sdk');
+      const { manifest, files } = pack('@minibridge/sdk');
       expect(manifest.dependencies).toBeUndefined();
       expect(manifest.peerDependencies).toBeUndefined();
       expect(files).toEqual(
@@ -375,30 +470,7 @@ console.log(JSON.stringify({ answered, refused }));
           'dist/native/jvm/src/main/java/dev/minibridge/bridge/Miniapp.java',
         ]),
       );
-      const dir = await consumer(
-        'sdk',
-        tarball,
-        `import { createHostBridge, createMinibridgeSdk, BRIDGE_PROTOCOL, type BridgeEndpoint } from '@minibridge/sdk';
-
-// Two in-memory endpoints joined back to back: what one side posts, the other receives.
-type Listener = (data: unknown) => void;
-function pipe(): [BridgeEndpoint, BridgeEndpoint] {
-  const listeners: [Set<Listener>, Set<Listener>] = [new Set(), new Set()];
-  const end = (mine: Set<Listener>, theirs: Set<Listener>): BridgeEndpoint => ({
-    post: (message) => queueMicrotask(() => theirs.forEach((listener) => listener(structuredClone(message)))),
-    listen: (listener) => (mine.add(listener), () => mine.delete(listener)),
-  });
-  return [end(listeners[0], listeners[1]), end(listeners[1], listeners[0])];
-}
-const [miniappEnd, hostEnd] = pipe();
-let asked = '';
-createHostBridge({ endpoint: hostEnd, onPay: async (paymentData) => ((asked = String(paymentData.amount)), 'success') });
-const sdk = createMinibridgeSdk({ endpoint: miniappEnd });
-const outcome = await sdk.pay({ amount: '125000', currency: 'VND', orderPaymentId: 'hop_1' });
-sdk.close();
-console.log(JSON.stringify({ protocol: BRIDGE_PROTOCOL, status: outcome.status, asked }));
-`,
-      );
+      const dir = consumerDir('sdk');
       expect(await runConsumer(dir)).toEqual({ protocol: 'minibridge-bridge', status: 'success', asked: '125000' });
       expect(await productionTree(dir)).toEqual(['@minibridge/sdk']);
     },
@@ -408,20 +480,9 @@ console.log(JSON.stringify({ protocol: BRIDGE_PROTOCOL, status: outcome.status, 
   it(
     '@minibridge/verify: the installed `minibridge verify` passes a conforming host app, and its API type-checks',
     async () => {
-      const { tarball, manifest } = pack('@minibridge/verify');
+      const { manifest } = pack('@minibridge/verify');
       expect(manifest.bin).toEqual({ minibridge: 'bin/minibridge.js' });
-      const dir = await consumer(
-        'verify',
-        tarball,
-        `import { verify, tableReport, CHECKS } from '@minibridge/verify';
-import { verifyBridge } from '@minibridge/verify/bridge';
-
-const [url, id, secret] = process.argv.slice(2) as [string, string, string];
-const report = await verify({ subject: 'hostapp', url, credentials: { id, secret }, tokenPrefix: 'Token', paths: {}, e4Method: 'POST', signingSecrets: [], appId: process.env['VERIFY_APP_ID'] });
-console.log(JSON.stringify({ passed: report.passed, checks: CHECKS.length, table: tableReport(report).length > 0, bridge: typeof verifyBridge }));
-`,
-        [`@types/node@${await installedVersion('@types/node')}`],
-      );
+      const dir = consumerDir('verify');
       expect(await runConsumer(dir, [hostapp.url, HOSTAPP.id, HOSTAPP.secret])).toMatchObject({
         passed: true,
         table: true,
