@@ -30,6 +30,8 @@ export type OtherScript = (typeof OTHERS)[number];
 export interface ProcessOptions {
   /** BENCH_CPU_PROF: --cpu-prof the Minibridge processes into this directory. */
   cpuProfileDir?: string;
+  /** BENCH_CPU_PROF_ALL: profile every other process too (the contenders, the fakes), to compare with. */
+  profileOthers?: boolean;
   /** BENCH_GC_TRACE: V8's GC trace of the Minibridge processes into this file. */
   gcTrace?: string;
 }
@@ -76,7 +78,7 @@ export function createProcesses(mode: 'compiled' | 'tsx', options: ProcessOption
 
   async function child(script: string, env: NodeJS.ProcessEnv, profile: boolean, loader: 'tsx' | 'node'): Promise<ChildServer> {
     const nodeFlags = [
-      ...(profile && options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
+      ...((profile || options.profileOthers) && options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
       ...(profile && options.gcTrace ? ['--trace-gc', '--trace-gc-nvp'] : []),
     ];
     const started = await startChild(isAbsolute(script) ? script : join(here, script), {

@@ -44,7 +44,11 @@ const machine = describeMachine();
 const workDir = mkdtempSync(join(os.tmpdir(), 'minibridge-bench-'));
 const registryFile = join(workDir, 'registry.json');
 const mode = platformMode();
-const processes = createProcesses(mode, { cpuProfileDir: process.env.BENCH_CPU_PROF, gcTrace: process.env.BENCH_GC_TRACE });
+const processes = createProcesses(mode, {
+  cpuProfileDir: process.env.BENCH_CPU_PROF,
+  profileOthers: process.env.BENCH_CPU_PROF_ALL === '1',
+  gcTrace: process.env.BENCH_GC_TRACE,
+});
 const notes: string[] = [];
 /** The bench's own processes and backends, set once PostgreSQL is observed. */
 let ours = async (): Promise<number[]> => [process.pid, ...processes.pids()];

@@ -308,8 +308,13 @@ const applyStatement = {
     FROM updated JOIN delivery ON delivery.delivery_id = updated.r_delivery`,
 };
 
-/** Statements of reads and transitions at once: they serve E2 and E5, whose requests do not wait on each other. */
-const transitionBatching = { maxInFlight: 2, maxBatch: 256 };
+/**
+ * Reads and applied transitions each go out one statement at a time, as E1's writes do
+ * (e1WriteBatching, ADR 0051): everything that arrived while a statement ran goes in the next.
+ * With two at once, each carried half as many requests, and the round trips, commits and backend
+ * wake-ups per payment cost more than the wait they saved (bench/results/ab-transition-batching.md).
+ */
+const transitionBatching = { maxInFlight: 1, maxBatch: 256 };
 
 interface ApplyRequest {
   request: TransitionRequest;
