@@ -168,6 +168,11 @@ describeEachBackend('order payments', (database) => {
         expect.objectContaining({ from_status: null, to_status: 'in_process', source: 'E1' }),
         { from_status: 'in_process', to_status: 'failed', source: 'E5', reason: 'Insufficient balance', at: now },
       ]);
+      // Only which transitions applied comes back from the statement: what it returns is what was recorded.
+      expect(await store.orderPayments.get(refOf(input))).toEqual(result.orderPayment);
+      const { attempts, ...recorded } = (await store.outbox.get(result.delivery.delivery_id))!;
+      expect(attempts).toEqual([]);
+      expect(result.delivery).toEqual(recorded);
 
       const [claimed] = await store.outbox.claimDue({ limit: 10, leaseMs: seconds(30) });
       expect(claimed?.delivery.delivery_id).toBe(result.delivery.delivery_id);

@@ -4,7 +4,7 @@ import { decideTransition } from './paymentTransitions.js';
 import { batched, e1WriteBatching, inRounds } from './batch.js';
 import { batchingFor, type Db } from './db.js';
 import type { Reservation } from './idempotency.js';
-import { deliveryColumns, deliveryFromRow } from './outbox.js';
+import { pendingDelivery } from './outbox.js';
 import type { PinnedIds } from './pinnedIds.js';
 import type { Clock } from './time.js';
 
@@ -269,7 +269,8 @@ interface CreateRequest {
  * only condition joining the UPDATE's table: so the kept plan never reads the table whole, or
  * hashes it on a column the requests share (ADR 0013). A row updated since the statement's
  * snapshot has a new ctid: it is left alone like one whose guard no longer matches, and decided
- * again on its new state.
+ * again on its new state. Only which requests were applied comes back: an applied row, its history
+ * entry and its delivery hold exactly what was sent, stamped with the statement's time ($2).
  */
 const applyStatement = {
   name: 'store.orderPayments.apply',
@@ -302,10 +303,8 @@ const applyStatement = {
         body, status, next_attempt_at, horizon_started_at, created_at)
       SELECT r_delivery, r_event, client_id, order_payment_id, app_id, payment_status, r_body, 'pending', updated_at, updated_at, updated_at
       FROM updated
-      RETURNING *
     )
-    SELECT updated.idx, updated.updated_at, ${deliveryColumns('delivery', 'delivery_')}
-    FROM updated JOIN delivery ON delivery.delivery_id = updated.r_delivery`,
+    SELECT idx FROM updated`,
 };
 
 /**
@@ -347,7 +346,15 @@ export function createOrderPayments(
 
   /** One round of transitions on distinct payments: the applied result, or null when the row changed since it was read. */
   async function applyRound(items: ApplyRequest[]): Promise<Array<TransitionResult | null>> {
-    const rows = await db.query<Record<string, unknown> & { idx: number; updated_at: Date }>(applyStatement, [
+    const at = clock();
+    const sent = items.map(({ request }) => ({
+      // Time-ordered (UUIDv7), not random: a new delivery's index entries (deliveries and
+      // delivery_attempts) land on the indexes' newest pages instead of a random page of the
+      // whole history, which on a large history was a page read per delivery (ADR 0041).
+      delivery_id: pinnedDeliveryId?.(request) ?? timeOrderedUuid(),
+      event_id: newEventId(),
+    }));
+    const rows = await db.query<{ idx: number }>(applyStatement, [
       `[${items
         .map(
           ({ request, current, body }, idx) =>
@@ -362,23 +369,31 @@ export function createOrderPayments(
               from_status: current.payment_status,
               from_custom: current.custom_attributes,
               source: request.source,
-              // Time-ordered (UUIDv7), not random: a new delivery's index entries (deliveries and
-              // delivery_attempts) land on the indexes' newest pages instead of a random page of
-              // the whole history, which on a large history was a page read per delivery (ADR 0041).
-              delivery_id: pinnedDeliveryId?.(request) ?? timeOrderedUuid(),
-              event_id: newEventId(),
+              delivery_id: sent[idx]!.delivery_id,
+              event_id: sent[idx]!.event_id,
             }).slice(0, -1)},"body":${body}}`,
         )
         .join(',')}]`,
-      clock(),
+      at,
     ]);
     const results: Array<TransitionResult | null> = items.map(() => null);
-    for (const row of rows)
-      results[row.idx] = {
+    for (const { idx } of rows) {
+      const { request, next } = items[idx]!;
+      results[idx] = {
         outcome: 'applied',
-        orderPayment: { ...items[row.idx]!.next, updated_at: row.updated_at.toISOString() },
-        delivery: deliveryFromRow(row, 'delivery_'),
+        orderPayment: { ...next, updated_at: at.toISOString() },
+        delivery: pendingDelivery(
+          {
+            ...sent[idx]!,
+            order_payment_id: request.order_payment_id,
+            app_id: request.app_id,
+            client_id: request.client_id,
+            payment_status: request.payment_status,
+          },
+          at,
+        ),
       };
+    }
     return results;
   }
 

@@ -196,7 +196,24 @@ export function deliveryFromRow(row: Record<string, unknown>, prefix: string): D
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const cursorPattern = /^[1-9]\d{0,18}$/;
 
-function toDelivery(row: DeliveryRow): Delivery {
+/** What a Delivery shows of a delivery's row. */
+type DeliveryFields = Pick<
+  DeliveryRow,
+  | 'delivery_id'
+  | 'event_id'
+  | 'order_payment_id'
+  | 'app_id'
+  | 'client_id'
+  | 'payment_status'
+  | 'status'
+  | 'attempts_made'
+  | 'next_attempt_at'
+  | 'created_at'
+  | 'delivered_at'
+  | 'last_error'
+>;
+
+function toDelivery(row: DeliveryFields): Delivery {
   return {
     delivery_id: row.delivery_id,
     event_id: row.event_id,
@@ -211,6 +228,22 @@ function toDelivery(row: DeliveryRow): Delivery {
     delivered_at: isoOrNull(row.delivered_at),
     last_error: row.last_error,
   };
+}
+
+/** A delivery as a transition writes it (ADR 0008): pending, due at `at`, nothing attempted yet. */
+export function pendingDelivery(
+  delivery: Pick<Delivery, 'delivery_id' | 'event_id' | 'order_payment_id' | 'app_id' | 'client_id' | 'payment_status'>,
+  at: Date,
+): Delivery {
+  return toDelivery({
+    ...delivery,
+    status: 'pending',
+    attempts_made: 0,
+    next_attempt_at: at,
+    created_at: at,
+    delivered_at: null,
+    last_error: null,
+  });
 }
 
 function toClaimed(row: DeliveryRow): ClaimedDelivery {
