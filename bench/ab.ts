@@ -46,7 +46,8 @@ try {
     for (const entry of entries) {
       const database = await openBenchDatabase(process.env.DATABASE_URL);
       if (!database) throw new Error('PostgreSQL is unreachable');
-      const applicationName = `bench-ab-${round}`;
+      // Its own application_name, so only this build's PostgreSQL backends are counted.
+      const applicationName = `bench-ab-${round}-${entries.indexOf(entry)}`;
       const databaseUrl = new URL(database.url);
       databaseUrl.searchParams.set('application_name', applicationName);
       const platform = await startChild(entry, {
