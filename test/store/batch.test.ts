@@ -1,11 +1,37 @@
 /**
  * The store's one batcher (ADR 0021, 0031, 0033): concurrent items share a statement, a failed
  * statement is retried item by item so an item fails only for its own fault, those retries keep
- * to the batcher's statements in flight, and with gatherTurn an idle batcher first gathers the
- * items of the current event-loop turn.
+ * to the batcher's statements in flight, with gatherTurn an idle batcher first gathers the items
+ * of the current event-loop turn, and a batch run in rounds that fails after a round committed
+ * keeps what that round answered.
  */
 import { expect, test } from 'vitest';
-import { batched } from '../../src/platform/store/batch.js';
+import { batched, inRounds } from '../../src/platform/store/batch.js';
+
+/** A batcher whose batches run in rounds by each item's first letter, the statement failing as `fails` says. */
+function roundsBatcher(fails: (items: string[], statement: number) => boolean, maxRounds?: number) {
+  const statements: string[][] = [];
+  const write = batched<string, string>(
+    (items) =>
+      inRounds(
+        items,
+        (item) => [item[0]!],
+        async (round) => {
+          statements.push(round);
+          if (fails(round, statements.length)) throw new DatabaseDown();
+          return round.map((item) => `committed ${item}`);
+        },
+        maxRounds,
+      ),
+    { maxInFlight: 1, maxBatch: 128, gatherTurn: true },
+  );
+  return { write, statements };
+}
+
+class DatabaseDown extends Error {}
+
+const outcomes = (results: PromiseSettledResult<string>[]) =>
+  results.map((result) => (result.status === 'fulfilled' ? result.value : result.reason));
 
 test('a failed batch is retried one item after another, never more statements at once than maxInFlight', async () => {
   let running = 0;
@@ -71,4 +97,38 @@ test('gatherTurn: the items of one turn go out together into an idle batcher; la
   );
   await Promise.all([now(1), now(2), now(3)]);
   expect(eager[0]).toEqual([1]);
+});
+
+test("a batch that fails after a round committed answers that round's items as committed and retries only the rest", async () => {
+  // Two items for row x and one for row y: round one carries x1 and y and commits, round two (x2) fails.
+  const { write, statements } = roundsBatcher((_round, statement) => statement === 2);
+  const results = await Promise.allSettled(['x1', 'x2', 'y'].map((item) => write(item)));
+  expect(outcomes(results)).toEqual(['committed x1', 'committed x2', 'committed y']);
+  // Only x2 is sent again; x1 and y are not decided a second time on a state holding their own change.
+  expect(statements).toEqual([['x1', 'y'], ['x2'], ['x2']]);
+});
+
+test('an item that fails on its own is refused with the failure itself, whichever round it failed in', async () => {
+  const { write, statements } = roundsBatcher((round) => round.includes('x2'));
+  const results = await Promise.allSettled(['x1', 'x2', 'y'].map((item) => write(item)));
+  expect(results[0]).toEqual({ status: 'fulfilled', value: 'committed x1' });
+  expect(results[2]).toEqual({ status: 'fulfilled', value: 'committed y' });
+  // The cause, not a wrapper: callers tell a database outage from other failures by its class.
+  expect(results[1]).toMatchObject({ status: 'rejected' });
+  expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(DatabaseDown);
+  expect(statements).toEqual([['x1', 'y'], ['x2'], ['x2']]);
+  // A failure in the first round decides nothing: every item is retried on its own.
+  const first = roundsBatcher((round, statement) => statement === 1 || round.includes('y'));
+  const again = await Promise.allSettled(['x1', 'y'].map((item) => first.write(item)));
+  expect(again[0]).toEqual({ status: 'fulfilled', value: 'committed x1' });
+  expect((again[1] as PromiseRejectedResult).reason).toBeInstanceOf(DatabaseDown);
+  expect(first.statements).toEqual([['x1', 'y'], ['x1'], ['y']]);
+});
+
+test('items still undecided after the last round are retried on their own; those decided keep their answers', async () => {
+  // Three items for one row and two rounds at most: x3 is left over.
+  const { write, statements } = roundsBatcher(() => false, 2);
+  const results = await Promise.allSettled(['x1', 'x2', 'x3', 'y'].map((item) => write(item)));
+  expect(outcomes(results)).toEqual(['committed x1', 'committed x2', 'committed x3', 'committed y']);
+  expect(statements).toEqual([['x1', 'y'], ['x2'], ['x3']]);
 });

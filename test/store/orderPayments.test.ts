@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { orderCompletionBody } from '../../src/platform/payments/settlement.js';
+import type { Db } from '../../src/platform/store/db.js';
 import { createStore, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
 import { manualClock, newOrderPayment, refOf, seconds, transitionTo } from './fixtures.js';
@@ -257,6 +258,107 @@ describeEachBackend('order payments', (database) => {
       expect((await store.orderPayments.get(refOf(second)))?.payment_status).toBe('in_process');
       expect(await store.orderPayments.history(refOf(second))).toHaveLength(1);
       expect(await store.outbox.countPending()).toBe(1);
+    });
+
+    it('applies the first request for each payment of a statement, each answered with its own row, and decides the later ones again', async () => {
+      // A store whose first applied transition is held until every request below has been read
+      // and has joined the next statement: what goes in one statement is then fixed, not timed.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let headApplying!: () => void;
+      const headApplied = new Promise<void>((resolve) => (headApplying = resolve));
+      let allRead!: () => void;
+      const everyRequestRead = new Promise<void>((resolve) => (allRead = resolve));
+      const applies: number[] = [];
+      let refsRead = 0;
+      let refsToRead = Infinity;
+      const holding: Db = {
+        ...database.db,
+        async query(sql, params) {
+          const name = typeof sql === 'string' ? undefined : sql.name;
+          if (name === 'store.orderPayments.apply') {
+            applies.push((JSON.parse(String(params![0])) as unknown[]).length);
+            if (applies.length === 1) {
+              headApplying();
+              await held;
+            }
+          }
+          const rows = await database.db.query(sql, params);
+          if (name === 'store.orderPayments.read') {
+            refsRead += (JSON.parse(String(params![0])) as unknown[]).length;
+            if (refsRead >= refsToRead) allRead();
+          }
+          return rows as never;
+        },
+      };
+      const heldStore = createStore(holding, { clock: clock.now });
+
+      const head = newOrderPayment();
+      const burst = newOrderPayment({ custom_attributes: '{"e1":true}' });
+      const others = [0, 1, 2].map(() => newOrderPayment({ custom_attributes: '{"e1":true}' }));
+      for (const payment of [head, burst, ...others]) await store.orderPayments.create(payment, null);
+      clock.advance(seconds(1));
+
+      const first = heldStore.orderPayments.transition(transitionTo(head, 'paid'), orderCompletionBody);
+      await headApplied;
+      // Twelve for one payment (a host app retrying hard), then three others, each different.
+      const burstStatuses = [
+        'paid',
+        'cancelled',
+        'paid',
+        'failed',
+        'paid',
+        'paid',
+        'cancelled',
+        'paid',
+        'paid',
+        'failed',
+        'paid',
+        'paid',
+      ] as const;
+      const requests = [
+        ...burstStatuses.map((status) => transitionTo(burst, status, { payment_fail_reason: `burst ${status}` })),
+        transitionTo(others[0]!, 'failed', { payment_fail_reason: 'Insufficient balance' }),
+        transitionTo(others[1]!, 'cancelled', { custom_attributes: '{"refund":"none"}' }),
+        transitionTo(others[2]!, 'paid', { custom_attributes: '{"points":7}' }),
+      ];
+      refsToRead = 1 + requests.length;
+      const pending = requests.map((request) => heldStore.orderPayments.transition(request, orderCompletionBody));
+      await everyRequestRead;
+      // Each request joins the apply queue in the microtasks after its read answers.
+      await new Promise((resolve) => setImmediate(resolve));
+      release();
+      const [headResult, ...results] = await Promise.all([first, ...pending]);
+
+      expect(headResult!.outcome).toBe('applied');
+      // The head alone, then one statement: the burst's first request and the three others. The
+      // burst's later eleven were read again and found their payment settled: no statement more.
+      expect(applies).toEqual([1, 4]);
+      const burstResults = results.slice(0, burstStatuses.length);
+      expect(burstResults[0]!.outcome).toBe('applied');
+      expect(burstResults.slice(1).map((result) => result.outcome)).toEqual(
+        burstStatuses.slice(1).map((status) => (status === 'paid' ? 'unchanged' : 'conflict')),
+      );
+      // Each applied result is its own payment's row and delivery, as a read finds them.
+      for (const result of [burstResults[0]!, ...results.slice(burstStatuses.length)]) {
+        if (result.outcome !== 'applied') throw new Error(`not applied: ${result.outcome}`);
+        expect(
+          await store.orderPayments.get({
+            client_id: result.orderPayment.client_id,
+            order_payment_id: result.orderPayment.order_payment_id,
+            app_id: result.orderPayment.app_id,
+          }),
+        ).toEqual(result.orderPayment);
+        const { attempts, ...recorded } = (await store.outbox.get(result.delivery.delivery_id))!;
+        expect(attempts).toEqual([]);
+        expect(result.delivery).toEqual(recorded);
+        expect(result.delivery.order_payment_id).toBe(result.orderPayment.order_payment_id);
+      }
+      expect(
+        results.slice(burstStatuses.length).map((result) => result.outcome === 'applied' && result.orderPayment.payment_status),
+      ).toEqual(['failed', 'cancelled', 'paid']);
+      expect(await store.outbox.countPending()).toBe(5);
+      expect(await store.orderPayments.history(refOf(burst))).toHaveLength(2);
     });
 
     it('lets exactly one of two concurrent transitions apply', async () => {

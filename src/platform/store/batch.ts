@@ -9,7 +9,11 @@
  * batcher.
  *
  * When a batch statement fails (one bad item fails the whole statement), each of its items is
- * retried on its own, one after another, so an item fails only for its own fault.
+ * retried on its own, one after another, so an item fails only for its own fault. A batch that
+ * ran in rounds (inRounds) and failed after some rounds committed says so (PartlyDecided): those
+ * items keep what their committed round answered, and only the rest are retried. Retried, a
+ * committed item would be decided again on a state that already holds its own change, and told
+ * "nothing changed" (or the failure) for a change that was made.
  */
 export interface BatchOptions {
   /** Statements running at once; more items queue for the next batch. */
@@ -37,11 +41,18 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, options: BatchO
       if (results.length !== batch.length) throw new Error(`a batch of ${batch.length} answered ${results.length} results`);
       batch.forEach((waiting, index) => waiting.resolve(results[index]!));
     } catch (error) {
-      if (batch.length === 1) batch[0]!.reject(error);
+      const decided = error instanceof PartlyDecided ? (error.results as ReadonlyArray<O | undefined>) : [];
+      const undecided = batch.filter((waiting, index) => {
+        const result = decided[index];
+        if (result === undefined) return true;
+        waiting.resolve(result);
+        return false;
+      });
+      if (batch.length === 1) undecided[0]?.reject(error instanceof PartlyDecided ? error.cause : error);
       // One after another, so the retries of a failed batch keep to the batcher's one statement in
       // flight: a batch failing because the database is in trouble must not become a burst of
       // one statement per item on the pool.
-      else for (const waiting of batch) await runBatch([waiting]);
+      else for (const waiting of undecided) await runBatch([waiting]);
     }
   }
 
@@ -77,9 +88,25 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, options: BatchO
 export const e1WriteBatching: BatchOptions = { maxInFlight: 1, maxBatch: 128 };
 
 /**
+ * A batch that failed after some of its items were decided by statements that committed:
+ * `results` holds, by the batch's positions, what those items were answered (undefined for the
+ * others); `cause` is the failure. `batched` answers the decided items and retries the rest.
+ */
+export class PartlyDecided extends Error {
+  constructor(
+    readonly results: ReadonlyArray<unknown>,
+    override readonly cause: unknown,
+  ) {
+    super(`a batch failed after ${results.filter((result) => result !== undefined).length} of its items were decided`, { cause });
+  }
+}
+
+/**
  * Runs a batch's items through `round` in rounds where no two items share a key (a statement may
  * touch a row once), and sends an item again when its round answers undefined for it (it could
- * not be decided there: a row committed after the statement's snapshot). Usually one round.
+ * not be decided there: a row committed after the statement's snapshot). Usually one round. A
+ * round that fails after an earlier one decided items, or items still undecided after
+ * `maxRounds`, end the batch with PartlyDecided, so what was committed is answered as such.
  */
 export async function inRounds<I, O>(
   items: readonly I[],
@@ -90,7 +117,11 @@ export async function inRounds<I, O>(
   const results: Array<O | undefined> = new Array(items.length);
   let pending = items.map((item, index) => ({ item, index }));
   for (let count = 0; pending.length > 0; count++) {
-    if (count === maxRounds) throw new Error(`a batch item was still undecided after ${maxRounds} rounds`);
+    const decidedSoFar = pending.length < items.length;
+    if (count === maxRounds) {
+      const error = new Error(`a batch item was still undecided after ${maxRounds} rounds`);
+      throw decidedSoFar ? new PartlyDecided(results, error) : error;
+    }
     const seen = new Set<string>();
     const distinct = pending.filter(({ item }) => {
       const keys = keysOf(item);
@@ -98,7 +129,12 @@ export async function inRounds<I, O>(
       for (const key of keys) seen.add(key);
       return true;
     });
-    const answers = await round(distinct.map(({ item }) => item));
+    let answers: Array<O | undefined>;
+    try {
+      answers = await round(distinct.map(({ item }) => item));
+    } catch (error) {
+      throw decidedSoFar ? new PartlyDecided(results, error) : error;
+    }
     distinct.forEach(({ index }, position) => (results[index] = answers[position]));
     pending = pending.filter(({ index }) => results[index] === undefined);
   }

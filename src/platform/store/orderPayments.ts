@@ -397,10 +397,30 @@ export function createOrderPayments(
     return results;
   }
 
-  const applyBatched = batched<ApplyRequest, TransitionResult | null>(
-    (items) => inRounds(items, ({ request }) => [`${request.client_id}\u0000${request.order_payment_id}`], applyRound),
-    batchingFor(db, transitionBatching),
-  );
+  /**
+   * A statement may touch a row once, so a batch's first request for each payment goes in it and
+   * every later one is answered null (decide again) at once. Each was decided on a read taken
+   * before the statement: once the first is applied its guard cannot match, and were it applied
+   * in rounds of its own, a burst of requests for one payment would hold the one statement in
+   * flight for a round each, with every other request of the batch waiting on them (ADR 0051).
+   */
+  async function applyFirstPerPayment(items: ApplyRequest[]): Promise<Array<TransitionResult | null>> {
+    const seen = new Set<string>();
+    const first: number[] = [];
+    items.forEach(({ request }, index) => {
+      const id = paymentId(request);
+      if (seen.has(id)) return;
+      seen.add(id);
+      first.push(index);
+    });
+    if (first.length === items.length) return applyRound(items);
+    const answers = await applyRound(first.map((index) => items[index]!));
+    const results: Array<TransitionResult | null> = items.map(() => null);
+    first.forEach((index, position) => (results[index] = answers[position]!));
+    return results;
+  }
+
+  const applyBatched = batched<ApplyRequest, TransitionResult | null>(applyFirstPerPayment, batchingFor(db, transitionBatching));
 
   /** One round: requests whose order_payment_ids are distinct, in one statement; undefined for a request to send again. */
   async function recordRound(requests: CreateRequest[]): Promise<Array<CreateResult | undefined>> {
