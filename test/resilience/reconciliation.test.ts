@@ -118,6 +118,38 @@ describeOnBackends('reconciliation', (backend) => {
     expect(rig.asksOf(payment!.order_payment_id)).toHaveLength(gaps.length);
   }, 120_000);
 
+  it('an ask made just before the at-expiry ask and answered just after it is not the at-expiry ask: that one is still made, and only it makes the payment stuck', async () => {
+    // With random() = 0.5 the asks fall at 10 s, 70 s, 190 s, 430 s, 910 s, 1,870 s, 3,790 s and
+    // 7,390 s: a lifetime putting the at-expiry ask 2 s after the last of those.
+    const lifetimeSeconds = 7_390 + 2 - policy.expiryGraceMs / 1000;
+    const [payment] = await rig.create(1, ONE, lifetimeSeconds);
+    const atExpiry = rig.clock.now().getTime() + lifetimeSeconds * 1000 + policy.expiryGraceMs;
+    for (;;) {
+      const due = Date.parse((await row(payment!)).next_reconcile_at!);
+      if (due === atExpiry - 2_000) break;
+      expect(due).toBeLessThan(atExpiry - 2_000);
+      rig.clock.advance(due - rig.clock.now().getTime());
+      expect(await rig.round()).toBe(1);
+    }
+    // Asked 2 s before the at-expiry ask; the host app answers in_process 3 s later, after it.
+    rig.clock.advance(atExpiry - 2_000 - rig.clock.now().getTime());
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'hang' });
+    const asked = rig.asksOf(payment!.order_payment_id).length;
+    expect(await rig.reconciler.tick()).toHaveLength(1);
+    await waitFor(() => rig.asksOf(payment!.order_payment_id).length === asked + 1);
+    rig.clock.advance(3_000);
+    rig.release({ kind: 'status', payment_status: 'in_process' });
+    await rig.reconciler.settled();
+    const after = await row(payment!);
+    expect(after.stuck).toBe(false);
+    expect(Date.parse(after.next_reconcile_at!)).toBeLessThanOrEqual(atExpiry);
+    // The at-expiry ask: the host app has closed the payment it never took.
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'status', payment_status: 'cancelled' });
+    expect(await rig.round()).toBe(1);
+    expect(await row(payment!)).toMatchObject({ payment_status: 'cancelled', settled_by: 'reconciliation', stuck: false });
+    expect(await deliveries(payment!)).toHaveLength(1);
+  });
+
   it('a host app that is down is backed off from and held to the caps; another host app is asked meanwhile', async () => {
     const down = await rig.create(30, ONE);
     const fine = await rig.create(3, TWO);

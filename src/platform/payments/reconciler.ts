@@ -244,9 +244,12 @@ export class Reconciler {
     }
     metrics.reconcileAsks.inc({ outcome: record.outcome });
 
+    // Scheduled from when the ask was made, not when its answer came (ADR 0039): an ask made
+    // before the at-expiry ask is not it, however late its answer; judged by the answer's time it
+    // made the payment stuck and put off the at-expiry ask by the slow schedule's interval.
     const next = settled
       ? { at: null, stuck: false }
-      : nextAsk(this.policy, { now: this.clock(), asks: claim.asks, expiresAt: claim.expires_at }, this.random);
+      : nextAsk(this.policy, { now: askedAt, asks: claim.asks, expiresAt: claim.expires_at }, this.random);
     const recorded = await store.reconciliation.recordAsk({ ...record, next_at: next.at, stuck: next.stuck });
     const fields = {
       order_payment_id: ref.order_payment_id,
