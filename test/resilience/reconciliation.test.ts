@@ -150,6 +150,43 @@ describeOnBackends('reconciliation', (backend) => {
     expect(await deliveries(payment!)).toHaveLength(1);
   });
 
+  it('a retried E3 that gives a stuck payment a later expiry: no longer stuck, and asked at its new expiry, as the host app was told', async () => {
+    const lifetimeSeconds = 60;
+    const [payment] = await rig.create(1, ONE, lifetimeSeconds);
+    // Asked until the at-expiry ask finds it still in process: stuck.
+    for (let ask = 0; ask < 10 && !(await row(payment!)).stuck; ask++) {
+      rig.clock.advance(Date.parse((await row(payment!)).next_reconcile_at!) - rig.clock.now().getTime());
+      expect(await rig.round()).toBe(1);
+    }
+    expect(await row(payment!)).toMatchObject({ payment_status: 'in_process', stuck: true });
+    // The same order sent again (an E1 whose key had gone): E3 told the host app a later expiry,
+    // and the host app answered with the payment on record.
+    rig.clock.advance(60_000);
+    const now = rig.clock.now().getTime();
+    const expiresAt = new Date(now + lifetimeSeconds * 1000);
+    const retried = await rig.store.orderPayments.create(
+      {
+        ...payment!,
+        expires_at: expiresAt,
+        reconcile_at: new Date(Math.min(now + RIG_RECONCILE_AFTER_SECONDS * 1000, expiresAt.getTime() + policy.expiryGraceMs)),
+      },
+      null,
+    );
+    expect(retried.outcome).toBe('already_exists');
+    const extended = await row(payment!);
+    expect(extended.expires_at).toBe(expiresAt.toISOString());
+    // Its expiry is ahead: not stuck, and not counted as needing a person.
+    expect(extended.stuck).toBe(false);
+    expect(await rig.store.reconciliation.countStuck()).toBe(0);
+    // Asked no later than a grace after its new expiry, where the slow schedule waited six hours.
+    const atNewExpiry = expiresAt.getTime() + policy.expiryGraceMs;
+    expect(Date.parse(extended.next_reconcile_at!)).toBeLessThanOrEqual(atNewExpiry);
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'status', payment_status: 'cancelled' });
+    rig.clock.advance(atNewExpiry - rig.clock.now().getTime());
+    await rig.round();
+    expect(await row(payment!)).toMatchObject({ payment_status: 'cancelled', settled_by: 'reconciliation' });
+  });
+
   it('a host app that is down is backed off from and held to the caps; another host app is asked meanwhile', async () => {
     const down = await rig.create(30, ONE);
     const fine = await rig.create(3, TWO);

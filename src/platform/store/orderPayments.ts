@@ -177,7 +177,9 @@ const readStatement = {
  * is a host app fault). The keys of the requests that recorded their order (inserted, or on
  * record as this same order) are marked done with the order_payment_id: the one place that rule
  * is written. A payment on record as this order keeps the later expiry a retried E3 told the host
- * app (ADR 0039). A row committed after the statement's snapshot is neither inserted (it
+ * app (ADR 0039), and that expiry's schedule: it is not stuck before the new at-expiry ask, and
+ * it is asked no later than a new payment would be (a stuck payment's slow schedule, or none past
+ * its horizon, would skip that ask). A row committed after the statement's snapshot is neither inserted (it
  * conflicts) nor seen: its request is sent again in the next round. An order_payment_id appears
  * in one request per statement; the rows come back named by it, not by position.
  *
@@ -215,9 +217,10 @@ const recordStatement = {
       SELECT p.*, (p.app_id = r.app_id AND p.miniapp_order_id IS NOT DISTINCT FROM r.miniapp_order_id
           AND p.hostapp_user_id IS NOT DISTINCT FROM r.hostapp_user_id AND p.amount_text = r.amount_text
           AND p.currency = r.currency AND p.order_json = r.order_json) AS same_order,
-        r.expires_at AS requested_expiry
+        r.expires_at AS requested_expiry, r.reconcile_at AS requested_reconcile_at
       FROM json_to_recordset($1::json) AS r (order_payment_id text, app_id text, client_id text, miniapp_order_id text,
-        hostapp_user_id text, amount_text text, currency text, order_json text, expires_at timestamptz)
+        hostapp_user_id text, amount_text text, currency text, order_json text, expires_at timestamptz,
+        reconcile_at timestamptz)
       JOIN order_payments p ON p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
       WHERE (SELECT count(*) FROM inserted) < $3::int
         AND NOT EXISTS (SELECT 1 FROM inserted i WHERE i.client_id = r.client_id AND i.order_payment_id = r.order_payment_id)
@@ -231,7 +234,8 @@ const recordStatement = {
       WHERE k.key = owned.key AND k.reservation_id = owned.reservation_id AND k.state = 'pending'
     ),
     extended AS (
-      UPDATE order_payments p SET expires_at = r.requested_expiry
+      UPDATE order_payments p SET expires_at = r.requested_expiry, stuck_since = NULL,
+        reconcile_next_at = LEAST(COALESCE(p.reconcile_next_at, r.requested_reconcile_at), r.requested_reconcile_at)
       FROM recorded r WHERE r.same_order AND p.payment_status = 'in_process'
         AND (p.expires_at IS NULL OR p.expires_at < r.requested_expiry)
         AND p.client_id = r.client_id AND p.order_payment_id = r.order_payment_id
