@@ -743,8 +743,12 @@ export interface webhooks {
          *     **Reconciliation** (`x-reconciliation`). A payment still `in_process` without an E5 for your
          *     `reconcile_after_seconds` (a dashboard setting, 60 s unless set) is asked about here, then
          *     again 1 minute later, doubling up to 1 hour (±20 % jitter), and once more a minute after its
-         *     `expires_at` (so that you have closed it if it was never paid). A terminal answer is recorded exactly as your E5 would be (one E6 to the miniapp); a payment
-         *     you still call `in_process` after its expiry is stuck: shown to both partners, and asked about
+         *     `expires_at` (so that you have closed it if it was never paid). A terminal answer is recorded
+         *     exactly as your E5 would be (one E6 to the miniapp). If the ask after expiry gets no answer
+         *     (an error, a time-out, an answer that breaks this API), it is asked again after as long as has
+         *     passed since that ask (at least 1 minute, at most 1 hour, ±20 %), so a close you made at
+         *     expiry still reaches the miniapp soon. A payment you still call `in_process` after its expiry,
+         *     or leave unanswered for 6 hours after it, is stuck: shown to both partners, and asked about
          *     every 6 hours (±20 %) for 7 days, then no more. Minibridge never decides an outcome you did not
          *     report. It keeps at most 8 of these queries open to your server and starts at most 20 per
          *     second, across all its instances, and backs off (1 s doubling to 5 minutes, with jitter) while
@@ -1730,8 +1734,9 @@ export interface components {
             settled_by?: components["schemas"]["StatusSource"];
             expires_at?: components["schemas"]["PaymentExpiresAt"];
             /**
-             * @description Still `in_process` after its expiry, as the host app reported when asked at expiry (or the
-             *     host app could not be asked): Minibridge never invents an outcome, so someone must look.
+             * @description Still `in_process` after its expiry, as the host app reported when asked at expiry or
+             *     later, or left unanswered by the host app for 6 hours after it (`x-reconciliation` on E4):
+             *     Minibridge never invents an outcome, so someone must look.
              */
             stuck: boolean;
             /** Format: date-time */

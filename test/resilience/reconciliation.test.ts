@@ -187,6 +187,64 @@ describeOnBackends('reconciliation', (backend) => {
     expect(await row(payment!)).toMatchObject({ payment_status: 'cancelled', settled_by: 'reconciliation' });
   });
 
+  it('a failed at-expiry ask does not make the payment stuck: it is asked again soon, on a growing delay, and the host app closing it is heard', async () => {
+    const lifetimeSeconds = 60;
+    const [payment] = await rig.create(1, ONE, lifetimeSeconds);
+    const atExpiry = rig.clock.now().getTime() + lifetimeSeconds * 1000 + policy.expiryGraceMs;
+    for (let ask = 0; ask < 10; ask++) {
+      const due = Date.parse((await row(payment!)).next_reconcile_at!);
+      if (due >= atExpiry) break;
+      rig.clock.advance(due - rig.clock.now().getTime());
+      expect(await rig.round()).toBe(1);
+    }
+    expect(Date.parse((await row(payment!)).next_reconcile_at!)).toBe(atExpiry);
+    // The host app's E4 fails at the at-expiry ask and the two after it.
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'http', status: 503 });
+    const gaps: number[] = [];
+    for (let failed = 0; failed < 3; failed++) {
+      const due = Date.parse((await row(payment!)).next_reconcile_at!);
+      rig.clock.advance(due - rig.clock.now().getTime());
+      expect(await rig.round()).toBe(1);
+      const after = await row(payment!);
+      expect(after.reconciliation.at(-1)).toMatchObject({ outcome: 'failed' });
+      expect(after.stuck).toBe(false);
+      gaps.push(Date.parse(after.next_reconcile_at!) - rig.clock.now().getTime());
+    }
+    expect(await rig.store.reconciliation.countStuck()).toBe(0);
+    // With random() = 0.5 the delay is the time since the at-expiry ask, at least the back-off's first.
+    expect(gaps).toEqual([policy.backoff.firstDelayMs, policy.backoff.firstDelayMs, 2 * policy.backoff.firstDelayMs]);
+    // The host app is back and answers what it did at expiry: cancelled, one E6.
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'status', payment_status: 'cancelled' });
+    rig.clock.advance(Date.parse((await row(payment!)).next_reconcile_at!) - rig.clock.now().getTime());
+    expect(await rig.round()).toBe(1);
+    expect(await row(payment!)).toMatchObject({ payment_status: 'cancelled', settled_by: 'reconciliation', stuck: false });
+    expect(await deliveries(payment!)).toHaveLength(1);
+  });
+
+  it('a payment left unanswered for the slow interval after its expiry is stuck, and stays stuck on the slow schedule whatever its asks find', async () => {
+    const lifetimeSeconds = 60;
+    const [payment] = await rig.create(1, ONE, lifetimeSeconds);
+    const atExpiry = rig.clock.now().getTime() + lifetimeSeconds * 1000 + policy.expiryGraceMs;
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'http', status: 503 });
+    let asks = 0;
+    while (!(await row(payment!)).stuck) {
+      expect(++asks, 'asks before it is stuck').toBeLessThan(40);
+      rig.clock.advance(Date.parse((await row(payment!)).next_reconcile_at!) - rig.clock.now().getTime());
+      expect(await rig.round()).toBe(1);
+    }
+    // Stuck at the first failed ask a slow interval or more past the at-expiry ask, not before.
+    const stuckAt = rig.clock.now().getTime();
+    expect(stuckAt - atExpiry).toBeGreaterThanOrEqual(policy.stuck.intervalMs);
+    expect(stuckAt - atExpiry).toBeLessThan(policy.stuck.intervalMs + policy.backoff.maxDelayMs * (1 + policy.backoff.jitter));
+    expect(await rig.store.reconciliation.countStuck()).toBe(1);
+    expect(Date.parse((await row(payment!)).next_reconcile_at!) - stuckAt).toBe(policy.stuck.intervalMs);
+    // A later failure keeps it stuck, on the slow schedule.
+    rig.clock.advance(policy.stuck.intervalMs);
+    expect(await rig.round()).toBe(1);
+    expect(await row(payment!)).toMatchObject({ payment_status: 'in_process', stuck: true });
+    expect(Date.parse((await row(payment!)).next_reconcile_at!) - rig.clock.now().getTime()).toBe(policy.stuck.intervalMs);
+  });
+
   it('a host app that is down is backed off from and held to the caps; another host app is asked meanwhile', async () => {
     const down = await rig.create(30, ONE);
     const fine = await rig.create(3, TWO);

@@ -65,6 +65,10 @@ export async function renderLifecycleTable(platformBundleJson: string, hostappBu
     ],
     ['The at-expiry ask', `${duration(number(policy.expiryGraceMs))} after \`expires_at\`; still \`in_process\` then: stuck`],
     [
+      'No answer at expiry',
+      `asked again after the time since the at-expiry ask, at least ${duration(number(backoff.firstDelayMs))} and at most ${duration(number(backoff.maxDelayMs))} (${percent(backoff.jitter)}); unanswered for ${duration(number(stuck.intervalMs))}: stuck`,
+    ],
+    [
       'Asks while stuck',
       `every ${duration(number(stuck.intervalMs))} (${percent(stuck.jitter)}) until ${duration(number(stuck.horizonMs))} after \`expires_at\`, then none`,
     ],

@@ -81,23 +81,32 @@ export function newPaymentSchedule(
 }
 
 /**
- * After an ask that did not settle the payment (the host app answered `in_process`, or no valid
- * answer), made at `now` as ask number `asks`: when to ask next, or null to stop; and whether the
- * payment is stuck (the ask was the at-expiry one or later). Before expiry the asks back off
- * exponentially and the last is the at-expiry ask; after it they follow the slow schedule up to
- * the final horizon. The platform never decides an outcome itself.
+ * After an ask that did not settle the payment, made at `now` as ask number `asks`: when to ask
+ * next, or null to stop; and whether the payment is stuck. Before expiry the asks back off
+ * exponentially and the last is the at-expiry ask. A payment is stuck when the host app still
+ * answers it `in_process` (or not found) at or after the at-expiry ask, or has left it unanswered
+ * (an error, a time-out, a body that breaks the contract) for the slow schedule's interval since
+ * then (ADR 0039); a stuck payment stays stuck and follows the slow schedule up to the final
+ * horizon. Until then an unanswered payment past its expiry is asked again on the back-off's
+ * bounds, the delay growing with the time since the at-expiry ask: one failed ask at expiry must
+ * not put off hearing that the host app closed the payment. The platform never decides an outcome.
  */
 export function nextAsk(
   policy: ReconcilePolicy,
-  { now, asks, expiresAt }: { now: Date; asks: number; expiresAt: Date },
+  { now, asks, expiresAt, answered, stuck }: { now: Date; asks: number; expiresAt: Date; answered: boolean; stuck: boolean },
   random: () => number = Math.random,
 ): { at: Date | null; stuck: boolean } {
   const atExpiry = expiresAt.getTime() + policy.expiryGraceMs;
   const spread = (ms: number, jitter: number) => ms * (1 - jitter + 2 * jitter * random());
+  const { firstDelayMs, multiplier, maxDelayMs, jitter } = policy.backoff;
   if (now.getTime() < atExpiry) {
-    const { firstDelayMs, multiplier, maxDelayMs, jitter } = policy.backoff;
     const nominal = Math.min(firstDelayMs * multiplier ** Math.max(0, asks - 1), maxDelayMs);
     return { at: new Date(Math.min(now.getTime() + spread(nominal, jitter), atExpiry)), stuck: false };
+  }
+  const unansweredFor = now.getTime() - atExpiry;
+  if (!stuck && !answered && unansweredFor < policy.stuck.intervalMs) {
+    const nominal = Math.min(Math.max(unansweredFor, firstDelayMs), maxDelayMs);
+    return { at: new Date(now.getTime() + spread(nominal, jitter)), stuck: false };
   }
   const next = now.getTime() + spread(policy.stuck.intervalMs, policy.stuck.jitter);
   return { at: next > expiresAt.getTime() + policy.stuck.horizonMs ? null : new Date(next), stuck: true };

@@ -249,7 +249,18 @@ export class Reconciler {
     // made the payment stuck and put off the at-expiry ask by the slow schedule's interval.
     const next = settled
       ? { at: null, stuck: false }
-      : nextAsk(this.policy, { now: askedAt, asks: claim.asks, expiresAt: claim.expires_at }, this.random);
+      : nextAsk(
+          this.policy,
+          {
+            now: askedAt,
+            asks: claim.asks,
+            expiresAt: claim.expires_at,
+            // An answer, even `in_process` or not found, is the host app's word; a failure is none.
+            answered: record.outcome !== 'failed',
+            stuck: claim.stuck_since !== null,
+          },
+          this.random,
+        );
     const recorded = await store.reconciliation.recordAsk({ ...record, next_at: next.at, stuck: next.stuck });
     const fields = {
       order_payment_id: ref.order_payment_id,

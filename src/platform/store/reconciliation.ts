@@ -30,7 +30,7 @@ export interface AskRecord extends OrderPaymentRef {
   detail?: string;
   /** When to ask again; null: no more asks (settled, or past the final horizon). */
   next_at: Date | null;
-  /** The payment is stuck from now (still in process, or unanswered, at or after its expiry). */
+  /** The payment is stuck from now (nextAsk: still in process after its expiry, or unanswered long after it). */
   stuck: boolean;
 }
 
