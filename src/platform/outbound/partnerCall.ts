@@ -178,7 +178,7 @@ async function callOnce<Id extends PartnerOperationId>(
   });
   const notJson = (why: string): PartnerOutcome<never> => ({
     ok: false,
-    failure: { kind: 'not_json', status, detail: `answered with a body that is not UTF-8 JSON${why}` },
+    failure: { kind: 'not_json', status, detail: `answered with a body that is not UTF-8 JSON${quotable(why)}` },
     durationMs: elapsed(),
   });
   let text: string;
@@ -209,6 +209,21 @@ async function callOnce<Id extends PartnerOperationId>(
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A parser's message with the characters it quotes from the answer written as `\uXXXX` where
+ * they are control characters or half a surrogate pair. The message quotes the partner's bytes as
+ * they came, and a failure's detail is stored (an E6 attempt's error, ADR 0008): PostgreSQL
+ * refuses a NUL in text, so an answer of one NUL byte failed every record of its attempt, and the
+ * delivery was retried at each lease's end past its horizon, never recorded, never dead.
+ */
+function quotable(message: string): string {
+  return message.replace(
+    // eslint-disable-next-line no-control-regex -- the control characters are what is replaced
+    /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
 
 /** A registered URL with the query's parameters appended (E4 by GET). */
 function withQuery(url: string, query: Record<string, unknown>): URL {

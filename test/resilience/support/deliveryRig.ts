@@ -20,7 +20,8 @@ import { openStore, type Store } from '../../../src/platform/store/index.js';
 import { manualClock, newOrderPayment, transitionTo } from '../../store/fixtures.js';
 import { openPlatformDatabase, type PlatformDatabase, type TestBackend } from '../../support/databases.js';
 
-export type MiniappBehaviour = 'answer' | 'fail' | 'hang' | { slowMs: number };
+/** `raw`: answers `status` with exactly these bytes as the body, whatever they are. */
+export type MiniappBehaviour = 'answer' | 'fail' | 'hang' | { slowMs: number } | { status: number; raw: string };
 
 export interface Arrival {
   appId: string;
@@ -148,6 +149,7 @@ export class DeliveryRig {
       if (behaviour === 'answer') answer(res, 200, { code: 'SUCCESS' });
       else if (behaviour === 'fail') answer(res, 500, { error_code: 'BROKEN' });
       else if (behaviour === 'hang') this.hanging.add(res);
+      else if ('raw' in behaviour) res.writeHead(behaviour.status, { 'content-type': 'application/json' }).end(behaviour.raw);
       else setTimeout(() => answer(res, 200, { code: 'SUCCESS' }), behaviour.slowMs);
     });
   }
