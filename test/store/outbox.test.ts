@@ -174,12 +174,12 @@ describeEachBackend('outbox', (database) => {
     await expect(lossy.outbox.claimDue({ ...lease, limit: 2 })).rejects.toBeInstanceOf(DatabaseUnavailableError);
     // Nobody else may take them while the lease lasts, and the claimer gets them back, numbered.
     expect((await store.outbox.claimDue(lease)).map((c) => c.delivery.delivery_id)).toEqual([ids[2]]);
-    const recovered = await lossy.outbox.recoverLeases();
+    const recovered = await lossy.outbox.recoverLeases(lease);
     expect(recovered.map((c) => [c.delivery.delivery_id, c.attempt])).toEqual([
       [ids[0], 1],
       [ids[1], 1],
     ]);
-    expect(await lossy.outbox.recoverLeases()).toEqual([]);
+    expect(await lossy.outbox.recoverLeases(lease)).toEqual([]);
     // A recovered lease records like any other.
     expect(await lossy.outbox.recordAttempt(deliveredAttempt(recovered[0]!))).toMatchObject({ status: 'delivered', attempts_made: 1 });
     // A lease lost and already ended is not recovered: the next claim counts its attempt lost.
@@ -188,7 +188,7 @@ describeEachBackend('outbox', (database) => {
     clock.advance(lease.leaseMs + 1);
     await expect(again.outbox.claimDue({ ...lease, limit: 1 })).rejects.toBeInstanceOf(DatabaseUnavailableError);
     clock.advance(lease.leaseMs + 1);
-    expect(await again.outbox.recoverLeases()).toEqual([]);
+    expect(await again.outbox.recoverLeases(lease)).toEqual([]);
   });
 
   it('finds the successors a hand-off leased when the database lost the answer of the record', async () => {
@@ -205,7 +205,7 @@ describeEachBackend('outbox', (database) => {
       successors: [],
     });
     expect(await store.outbox.get(first!.delivery.delivery_id)).toMatchObject({ status: 'delivered', attempts_made: 1 });
-    const recovered = await lossy.outbox.recoverLeases();
+    const recovered = await lossy.outbox.recoverLeases(lease);
     expect(recovered).toHaveLength(1);
     expect(recovered[0]!.delivery.delivery_id).not.toBe(first!.delivery.delivery_id);
     expect(await store.outbox.claimDue(bounded)).toEqual([]);

@@ -107,7 +107,7 @@ export class DeliveryWorker {
   async tick({ ifDue = false }: { ifDue?: boolean } = {}): Promise<ClaimedDelivery[]> {
     const { batchSize, leaseMs } = this.platform.config.worker;
     // Leases taken by statements whose answer the database lost are found first (ADR 0037).
-    const recovered = await this.platform.store.outbox.recoverLeases();
+    const recovered = await this.platform.store.outbox.recoverLeases({ leaseMs });
     if (recovered.length > 0) this.prepareAnswers();
     for (const delivery of recovered) this.track(delivery);
     if (ifDue && !(await this.platform.store.outbox.anyDue())) return recovered;

@@ -104,8 +104,9 @@ export interface Outbox {
   /**
    * The live leases taken by this process's lease statements whose answer was lost with the
    * database (ADR 0037): the caller makes their attempts now instead of after the leases end.
+   * Each is renewed for `leaseMs` from now, since its attempt starts now (ADR 0008).
    */
-  recoverLeases(): Promise<ClaimedDelivery[]>;
+  recoverLeases(options: { leaseMs: number }): Promise<ClaimedDelivery[]>;
   /** Records one attempt; null when the lease was lost (nothing recorded). */
   recordAttempt(record: AttemptRecord): Promise<Delivery | null>;
   /**
@@ -553,13 +554,19 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       return (await db.query(anyDueStatement, [clock()])).length > 0;
     },
 
-    async recoverLeases() {
+    async recoverLeases({ leaseMs }) {
       if (uncertainLeases.size === 0) return [];
       const leaseIds = [...uncertainLeases];
+      const now = clock();
+      // Renewed, not only read: the outage may have taken most of the lease, and a lease must
+      // outlive the attempt it covers (ADR 0008). Left to end during the attempt it now starts,
+      // the next claim would send the delivery again while this attempt was still open. A live
+      // lease is this process's alone, so nothing else can have taken it meanwhile.
       const rows = await db.query<DeliveryRow>(
-        `SELECT ${deliveryColumns('deliveries')} FROM deliveries
-         WHERE lease_id = ANY($1::uuid[]) AND lease_until > $2 AND status = 'pending'`,
-        [leaseIds, clock()],
+        `UPDATE deliveries SET lease_until = $3, leased_at = $2
+         WHERE lease_id = ANY($1::uuid[]) AND lease_until > $2 AND status = 'pending'
+         RETURNING ${deliveryColumns('deliveries')}`,
+        [leaseIds, now, addMs(now, leaseMs)],
       );
       for (const leaseId of leaseIds) uncertainLeases.delete(leaseId);
       return rows.sort(byDueTime).map(toClaimed);
