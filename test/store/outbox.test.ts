@@ -236,6 +236,56 @@ describeEachBackend('outbox', (database) => {
     expect((await store.outbox.claimDue(lease)).map((c) => c.delivery.delivery_id)).toEqual([ids[0]]);
   });
 
+  it('records an attempt whose delivery a user erasure rewrote while the record waited on the row (the outcome is not thrown away as a lost lease)', async ({
+    skip,
+  }) => {
+    if (database.db.backend !== 'postgres') skip();
+    const [id] = await makeDeliveries(1);
+    const claimed = await claimOne();
+    const eraser = await database.connect();
+    try {
+      // What a user's erasure does to a pending delivery's body (retention's erasure statements), held open.
+      let commit!: () => void;
+      const committing = new Promise<void>((resolve) => (commit = resolve));
+      let updated!: () => void;
+      const holding = new Promise<void>((resolve) => (updated = resolve));
+      let eraserPid = 0;
+      const erasure = eraser.transaction(async (tx) => {
+        eraserPid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
+        await tx.query(`UPDATE deliveries SET body = (body::jsonb - 'custom_attributes')::text WHERE delivery_id = $1`, [id]);
+        updated();
+        await committing;
+      });
+      await holding;
+      const recording = store.outbox.recordAttempt(deliveredAttempt(claimed));
+      // The record waits on the row the erasure holds; then the erasure commits.
+      const watcher = await database.connect();
+      try {
+        for (let i = 0; ; i++) {
+          const [row] = await watcher.query<{ waiting: number }>(
+            'SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))',
+            [eraserPid],
+          );
+          if (row!.waiting > 0) break;
+          if (i > 200) {
+            commit();
+            throw new Error('the record never waited on the erasure');
+          }
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      } finally {
+        await watcher.close();
+      }
+      commit();
+      await erasure;
+      // Thrown away, the acknowledged attempt would be counted lost once its lease ended and the E6 sent again.
+      expect(await recording).toMatchObject({ status: 'delivered', attempts_made: 1 });
+      expect((await store.outbox.get(id!))!.attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'delivered']]);
+    } finally {
+      await eraser.close();
+    }
+  });
+
   it('lists deliveries newest first past the ninth: by sequence number, not by its text ("10" < "9")', async () => {
     const ids = await makeDeliveries(12);
     expect((await store.outbox.list({ limit: 12 })).deliveries.map((d) => d.delivery_id)).toEqual([...ids].reverse());

@@ -340,8 +340,9 @@ export const e6RecordBatching: BatchOptions = { maxInFlight: 1, maxBatch: 1024, 
  * other index gives that order, so any plan the connection kept reads one entry), its lease
  * judged on the row found, and updated by its ctid alone: joined with the input on delivery_id
  * and lease_id, a plan made on small tables hashed deliveries whole on every statement (ADR 0013).
- * Nothing else writes a delivery while its lease is live (claims and hand-offs skip it, a
- * redelivery leaves it), so a row whose ctid changed since the snapshot lost its lease.
+ * Claims and hand-offs skip a delivery while its lease is live and a redelivery leaves it, so a
+ * row whose ctid changed since the snapshot lost its lease, or was rewritten by a user's erasure:
+ * recordDistinct sends the attempts this statement did not record once more to tell the two apart.
  */
 const recordBatchStatement = {
   name: 'store.outbox.recordBatch',
@@ -468,8 +469,26 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
     }
   }
 
-  /** One statement for `items`, whose delivery_ids are distinct. */
+  /**
+   * Records `items`, whose delivery_ids are distinct: one statement, and a second for those the
+   * first did not record. The statement updates a row by the address it read (ADR 0013), and one
+   * writer does change a leased delivery: a user's erasure strips its body. A record that waited
+   * on that erasure finds the row moved and records nothing, as for a lost lease; the
+   * acknowledged attempt would then be counted lost when the lease ends and the E6 sent again. The
+   * second statement reads the row afresh; a lease truly lost (another claim's, or already
+   * recorded) is refused by it as by the first. An erasure rewrites a row once, so once is enough.
+   */
   async function recordDistinct(items: RecordItem[]): Promise<RecordedAttempt[]> {
+    const results = await recordOnce(items);
+    const again = items.flatMap((_, index) => (results[index]!.delivery === null ? [index] : []));
+    if (again.length === 0) return results;
+    const retried = await recordOnce(again.map((index) => items[index]!));
+    again.forEach((index, position) => (results[index] = retried[position]!));
+    return results;
+  }
+
+  /** One statement for `items`, whose delivery_ids are distinct. */
+  async function recordOnce(items: RecordItem[]): Promise<RecordedAttempt[]> {
     const now = clock();
     const leaseId = randomUUID();
     const column = <T>(pick: (record: AttemptRecord) => T) => items.map(({ record }) => pick(record));
