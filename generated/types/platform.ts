@@ -203,9 +203,11 @@ export interface paths {
         put?: never;
         /**
          * Deliver an E6 callback again
-         * @description Queues the delivery for an attempt now, whatever its state (a `dead` delivery gets a fresh
-         *     72-hour schedule). The miniapp server sees the same `X-Minibridge-Event-Id` as before, and
-         *     `X-Minibridge-Delivery-Attempt` goes on counting from the attempts already recorded.
+         * @description Queues the delivery for an attempt now, whatever its state, on a fresh schedule
+         *     (`x-retry-schedule` on E6): if that attempt fails, the back-off starts again from its first
+         *     delay, and the 72 hours run from now. The miniapp server sees the same
+         *     `X-Minibridge-Event-Id` as before, and `X-Minibridge-Delivery-Attempt` goes on counting from
+         *     the attempts already recorded.
          *
          *     A redelivery never opens a second request for one delivery: while an attempt is in flight
          *     (or already due), the redelivery is that attempt, and the answer is the delivery as it
@@ -392,8 +394,9 @@ export interface paths {
         put?: never;
         /**
          * Deliver one of a partner's E6 callbacks again
-         * @description As `redeliverDelivery`, for a delivery of this partner: queued for an attempt now, with a
-         *     fresh 72-hour schedule, the same `X-Minibridge-Event-Id`. While an attempt is in flight (or
+         * @description As `redeliverDelivery`, for a delivery of this partner: queued for an attempt now, on a
+         *     fresh schedule (the back-off from its first delay again, 72 hours from now), the same
+         *     `X-Minibridge-Event-Id`. While an attempt is in flight (or
          *     already due) the redelivery is that attempt: never a second request open for one delivery,
          *     and never past the miniapp's `x-max-in-flight`. Recorded in the audit log of both the
          *     miniapp and the host app of the payment, whoever asked.

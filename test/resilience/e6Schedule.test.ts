@@ -60,6 +60,23 @@ describeOnBackends('E6 schedule', (backend) => {
       const atCap = delays.filter((delay) => delay === schedule.maxDelayMs).length;
       expect(atCap).toBeGreaterThan(2);
       expect(Math.max(...delays)).toBe(schedule.maxDelayMs);
+
+      // Redelivered once dead: a fresh schedule, whose back-off starts again from its first delay
+      // (not from the cap its earlier attempts had reached), numbered on from the last attempt.
+      const made = (await rig.store.outbox.get(id))!.attempts_made;
+      const redeliveredAt = rig.clock.now().getTime();
+      expect(await rig.store.outbox.requeue(id)).toMatchObject({ coalesced: false, delivery: { status: 'pending' } });
+      for (let again = 1; again <= 3; again++) {
+        const claimed = await rig.worker.tick();
+        expect(claimed.map((c) => [c.attempt, c.schedule_attempt])).toEqual([[made + again, again]]);
+        await rig.worker.settled();
+        const delivery = (await rig.store.outbox.get(id))!;
+        expect(delivery.status).toBe('pending');
+        const due = new Date(delivery.next_attempt_at!).getTime();
+        expect(due - rig.clock.now().getTime(), `delay after the redelivery's attempt ${again}`).toBe(nominalDelay(again));
+        rig.clock.advance(due - rig.clock.now().getTime());
+      }
+      expect(rig.clock.now().getTime() - redeliveredAt).toBe(nominalDelay(1) + nominalDelay(2) + nominalDelay(3));
     }, 120_000);
   });
 });

@@ -244,7 +244,7 @@ export class DeliveryWorker {
     const httpStatus = answer.ok ? answer.status : 'status' in answer.failure ? answer.failure.status : undefined;
     const retryAt = acknowledged
       ? null
-      : nextAttemptAt(this.schedule, claimed.attempt, new Date(claimed.horizon_started_at), this.clock(), this.random);
+      : nextAttemptAt(this.schedule, claimed.schedule_attempt, new Date(claimed.horizon_started_at), this.clock(), this.random);
     const record: AttemptRecord = {
       delivery_id: delivery.delivery_id,
       lease_id: claimed.lease_id,

@@ -32,6 +32,8 @@ export interface ClaimedDelivery {
   lease_id: string;
   /** Start of the current 72-hour schedule (the transition, or the last redelivery). */
   horizon_started_at: string;
+  /** Its number within that schedule: the back-off's place (1 at the transition's first attempt, and at a redelivery's). */
+  schedule_attempt: number;
 }
 
 export type AttemptResult =
@@ -140,6 +142,8 @@ interface DeliveryRow extends NewDelivery {
   next_attempt_at: Date | null;
   lease_id: string | null;
   horizon_started_at: Date;
+  /** The attempt the current schedule began with; null for 1 (migration 099). */
+  schedule_first_attempt: number | null;
   created_at: Date;
   delivered_at: Date | null;
   last_error: string | null;
@@ -170,6 +174,7 @@ const deliveryColumnExpressions: Record<keyof DeliveryRow, string> = {
   next_attempt_at: 'next_attempt_at',
   lease_id: 'lease_id::text',
   horizon_started_at: 'horizon_started_at',
+  schedule_first_attempt: 'schedule_first_attempt',
   created_at: 'created_at',
   delivered_at: 'delivered_at',
   last_error: 'last_error',
@@ -248,13 +253,15 @@ export function pendingDelivery(
 }
 
 function toClaimed(row: DeliveryRow): ClaimedDelivery {
+  // The lease just taken counted this attempt (ADR 0037).
+  const attempt = row.attempts_started ?? row.attempts_made + 1;
   return {
     delivery: toDelivery(row),
     body: row.body,
-    // The lease just taken counted this attempt (ADR 0037).
-    attempt: row.attempts_started ?? row.attempts_made + 1,
+    attempt,
     lease_id: row.lease_id!,
     horizon_started_at: row.horizon_started_at.toISOString(),
+    schedule_attempt: Math.max(1, attempt - (row.schedule_first_attempt ?? 1) + 1),
   };
 }
 
@@ -644,7 +651,8 @@ export function createOutbox(db: Db, clock: Clock): Outbox {
       const [queued] = await q.query<DeliveryRow>(
         `UPDATE deliveries SET status = 'pending',
            next_attempt_at = CASE WHEN status = 'pending' AND next_attempt_at <= $2 THEN next_attempt_at ELSE $2 END,
-           horizon_started_at = $2, lease_id = NULL, lease_until = NULL
+           horizon_started_at = $2, lease_id = NULL, lease_until = NULL,
+           schedule_first_attempt = COALESCE(attempts_started, attempts_made) + 1
          WHERE delivery_id = $1 AND (lease_until IS NULL OR lease_until < $2)
          RETURNING ${deliveryColumns('deliveries')}`,
         [deliveryId, now],
