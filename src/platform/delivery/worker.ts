@@ -231,13 +231,20 @@ export class DeliveryWorker {
     const miniapp = this.platform.registry.miniapp(delivery.app_id);
     // The outbox holds the E6 body as orderCompletionBody serialised it: sent as stored, never re-serialised.
     const body = claimed.body as JsonText<OrderCompletion>;
-    const answer = miniapp
-      ? await deliverOrderCompletion(this.platform, miniapp, body, delivery.event_id, claimed.attempt)
-      : ({
-          ok: false,
-          failure: { kind: 'unreachable', detail: `miniapp ${delivery.app_id} is no longer registered` },
-          durationMs: 0,
-        } as const);
+    // A failed attempt past the schedule's horizon ends the delivery dead when it is recorded; a
+    // lost one is recorded by the next lease, which is taken at once, whatever the horizon. So an
+    // attempt after a lost one past the horizon is not made (ADR 0008): a delivery whose attempts
+    // keep being lost (an instance that stops whenever it makes them) ends dead like any other,
+    // instead of being sent at every lease's end for ever.
+    const horizonEnded = startedAt.getTime() > Date.parse(claimed.horizon_started_at) + this.schedule.horizonMs;
+    const answer =
+      claimed.follows_lost_attempt && horizonEnded
+        ? notMade(
+            `not made: the attempt before it was lost and the delivery's ${this.schedule.horizonMs / 3_600_000}-hour schedule has ended`,
+          )
+        : miniapp
+          ? await deliverOrderCompletion(this.platform, miniapp, body, delivery.event_id, claimed.attempt)
+          : notMade(`miniapp ${delivery.app_id} is no longer registered`);
     const refusal = answer.ok && 'error_code' in answer.body ? answer.body.error_code : undefined;
     const acknowledged = answer.ok && refusal === undefined;
     const error = answer.ok ? (acknowledged ? undefined : `the miniapp server answered error_code ${refusal}`) : answer.failure.detail;
@@ -268,4 +275,9 @@ export class DeliveryWorker {
     else if (outcome === 'delivered') this.platform.log.info(fields, 'E6 delivered');
     else this.platform.log.warn({ ...fields, error, next_attempt_at: retryAt }, 'E6 attempt failed');
   }
+}
+
+/** An attempt the worker did not make, recorded as failed for `detail`. */
+function notMade(detail: string) {
+  return { ok: false, failure: { kind: 'unreachable', detail }, durationMs: 0 } as const;
 }

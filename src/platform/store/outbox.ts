@@ -34,6 +34,8 @@ export interface ClaimedDelivery {
   horizon_started_at: string;
   /** Its number within that schedule: the back-off's place (1 at the transition's first attempt, and at a redelivery's). */
   schedule_attempt: number;
+  /** The attempt before it was lost (its lease ended with no outcome recorded, ADR 0037). */
+  follows_lost_attempt: boolean;
 }
 
 export type AttemptResult =
@@ -262,6 +264,9 @@ function toClaimed(row: DeliveryRow): ClaimedDelivery {
     lease_id: row.lease_id!,
     horizon_started_at: row.horizon_started_at.toISOString(),
     schedule_attempt: Math.max(1, attempt - (row.schedule_first_attempt ?? 1) + 1),
+    // The lease statement wrote it as the last error when it counted the lost attempt; any
+    // recorded attempt writes its own.
+    follows_lost_attempt: row.last_error === lostAttemptError,
   };
 }
 
