@@ -187,6 +187,44 @@ describeOnBackends('reconciliation', (backend) => {
     expect(await row(payment!)).toMatchObject({ payment_status: 'cancelled', settled_by: 'reconciliation' });
   });
 
+  it('an at-expiry ask answered in_process after a retried E3 extended the expiry meanwhile: not stuck, and asked at the new expiry', async () => {
+    const lifetimeSeconds = 60;
+    const [payment] = await rig.create(1, ONE, lifetimeSeconds);
+    const atExpiry = rig.clock.now().getTime() + lifetimeSeconds * 1000 + policy.expiryGraceMs;
+    for (let ask = 0; ask < 10; ask++) {
+      const due = Date.parse((await row(payment!)).next_reconcile_at!);
+      if (due >= atExpiry) break;
+      rig.clock.advance(due - rig.clock.now().getTime());
+      expect(await rig.round()).toBe(1);
+    }
+    // The at-expiry ask is open at the host app...
+    rig.clock.advance(atExpiry - rig.clock.now().getTime());
+    rig.behaviours.set(payment!.order_payment_id, { kind: 'hang' });
+    const asked = rig.asksOf(payment!.order_payment_id).length;
+    expect(await rig.reconciler.tick()).toHaveLength(1);
+    await waitFor(() => rig.asksOf(payment!.order_payment_id).length === asked + 1);
+    // ...when the same order is sent again and E3 tells the host app a later expiry.
+    const now = rig.clock.now().getTime();
+    const expiresAt = new Date(now + lifetimeSeconds * 1000);
+    const retried = await rig.store.orderPayments.create(
+      {
+        ...payment!,
+        expires_at: expiresAt,
+        reconcile_at: new Date(Math.min(now + RIG_RECONCILE_AFTER_SECONDS * 1000, expiresAt.getTime() + policy.expiryGraceMs)),
+      },
+      null,
+    );
+    expect(retried.outcome).toBe('already_exists');
+    // The host app answers the open ask in_process: judged against the earlier expiry, it is not
+    // the at-expiry ask of the one the host app was last told.
+    rig.release({ kind: 'status', payment_status: 'in_process' });
+    await rig.reconciler.settled();
+    const after = await row(payment!);
+    expect(after).toMatchObject({ payment_status: 'in_process', stuck: false });
+    expect(await rig.store.reconciliation.countStuck()).toBe(0);
+    expect(Date.parse(after.next_reconcile_at!)).toBeLessThanOrEqual(expiresAt.getTime() + policy.expiryGraceMs);
+  });
+
   it('a failed at-expiry ask does not make the payment stuck: it is asked again soon, on a growing delay, and the host app closing it is heard', async () => {
     const lifetimeSeconds = 60;
     const [payment] = await rig.create(1, ONE, lifetimeSeconds);

@@ -198,6 +198,7 @@ describeEachBackend('reconciliation claim', (database, backend) => {
         payment_status: 'in_process',
         next_at: null,
         stuck: false,
+        expires_at: again!.expires_at,
       }),
     ).toBe(true);
     expect(await measured.reconciliation.anyDue()).toBe(false);

@@ -209,7 +209,7 @@ export class Reconciler {
       answer.kind === 'failed' && answer.failure.kind !== 'invalid_body' && answer.failure.kind !== 'not_json',
     );
 
-    let record: Omit<AskRecord, 'next_at' | 'stuck'>;
+    let record: Omit<AskRecord, 'next_at' | 'stuck' | 'expires_at'>;
     let settled = false;
     const base = { ...ref, lease_id: claim.lease_id, asked_at: askedAt, duration_ms: durationMs };
     if (answer.kind === 'report' && answer.payment_status !== 'in_process') {
@@ -261,7 +261,7 @@ export class Reconciler {
           },
           this.random,
         );
-    const recorded = await store.reconciliation.recordAsk({ ...record, next_at: next.at, stuck: next.stuck });
+    const recorded = await store.reconciliation.recordAsk({ ...record, next_at: next.at, stuck: next.stuck, expires_at: claim.expires_at });
     const fields = {
       order_payment_id: ref.order_payment_id,
       client_id: ref.client_id,

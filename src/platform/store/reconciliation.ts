@@ -32,6 +32,8 @@ export interface AskRecord extends OrderPaymentRef {
   next_at: Date | null;
   /** The payment is stuck from now (nextAsk: still in process after its expiry, or unanswered long after it). */
   stuck: boolean;
+  /** The expiry `next_at` and `stuck` were judged against: the claim's. */
+  expires_at: Date;
 }
 
 export interface ReconcileClaimOptions {
@@ -178,12 +180,20 @@ const anyDueStatement = {
     LIMIT 1`,
 };
 
-/** The ask's record and the next one's schedule in one statement, guarded by the lease. */
+/**
+ * The ask's record and the next one's schedule in one statement, guarded by the lease. A retried
+ * E3 may have given the payment a later expiry while it was asked (ADR 0039), and with it a new
+ * schedule: an ask judged against the earlier expiry then neither marks it stuck nor puts its
+ * next ask after the one that schedule set.
+ */
 const recordStatement = {
   name: 'store.reconciliation.recordAsk',
   text: `WITH updated AS (
-      UPDATE order_payments SET reconcile_lease_id = NULL, reconcile_lease_until = NULL, reconcile_next_at = $5,
-        stuck_since = CASE WHEN $6::boolean THEN COALESCE(stuck_since, $4::timestamptz) ELSE stuck_since END
+      UPDATE order_payments SET reconcile_lease_id = NULL, reconcile_lease_until = NULL,
+        reconcile_next_at = CASE WHEN expires_at IS NOT DISTINCT FROM $11::timestamptz THEN $5::timestamptz
+          ELSE LEAST($5::timestamptz, reconcile_next_at) END,
+        stuck_since = CASE WHEN $6::boolean AND expires_at IS NOT DISTINCT FROM $11::timestamptz
+          THEN COALESCE(stuck_since, $4::timestamptz) ELSE stuck_since END
       WHERE client_id = $1 AND order_payment_id = $2 AND reconcile_lease_id = $3::uuid
       RETURNING client_id, order_payment_id
     )
@@ -244,6 +254,7 @@ export function createReconciliation(db: Db, clock: Clock): Reconciliation {
         ask.outcome,
         ask.payment_status ?? null,
         ask.detail?.slice(0, 1000) ?? null,
+        ask.expires_at,
       ]);
       return rows.length > 0;
     },
