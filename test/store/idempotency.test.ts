@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { idempotencyKeys, type IdempotencyScope } from '../../src/platform/store/idempotency.js';
-import { createStore, type Reservation, type Store } from '../../src/platform/store/index.js';
+import type { Db } from '../../src/platform/store/db.js';
+import { createStore, DatabaseUnavailableError, type Reservation, type Store } from '../../src/platform/store/index.js';
 import { describeEachBackend } from '../support/databases.js';
 import { hours, manualClock, newOrderPayment, seconds } from './fixtures.js';
 
@@ -149,5 +150,40 @@ describeEachBackend('idempotency', (database) => {
     const results = await Promise.all([store.idempotency.reserve(scope(), 'h1'), other.idempotency.reserve(scope(), 'h1')]);
     expect(results.map((r) => r.outcome).sort()).toEqual(['in_progress', 'reserved']);
     await other.close();
+  });
+
+  it('gives a request its keys when its batch is retried after the reservation committed unseen', async () => {
+    // The reservation statement committed but its answer was lost (the connection dropped, or the
+    // client-side time-out fired after the server had committed): the batch is retried request by
+    // request, and each request must get back the keys it holds, not be told that an E1 with its
+    // keys is still waiting for the host app (its own), nor leave them pending until they go stale.
+    let reservations = 0;
+    const lossy: Db = {
+      ...database.db,
+      async query(sql, params) {
+        const rows = await database.db.query(sql, params);
+        if (typeof sql !== 'string' && sql.name === 'store.idempotency.reserve' && ++reservations === 2)
+          throw new DatabaseUnavailableError('the connection was lost after the statement committed');
+        return rows as never;
+      },
+    };
+    const lossyStore = createStore(lossy, { clock: clock.now, idempotencyStaleAfterMs: seconds(30) });
+    // The first statement is in flight, so the next two requests share the second.
+    const first = lossyStore.idempotency.reserve(scope({ miniapp_order_id: 'mo_a', idempotency_key: null }), 'ha');
+    const batch = [
+      lossyStore.idempotency.reserve(scope({ miniapp_order_id: 'mo_b', idempotency_key: null }), 'hb'),
+      lossyStore.idempotency.reserve(scope({ miniapp_order_id: 'mo_c', idempotency_key: 'key-c' }), 'hc'),
+    ];
+    expect((await first).outcome).toBe('reserved');
+    const results = await Promise.all(batch);
+    expect(results.map((result) => result.outcome)).toEqual(['reserved', 'reserved']);
+
+    // Each holds its keys: completing it marks them done.
+    const payment = newOrderPayment({ miniapp_order_id: 'mo_c' });
+    await store.orderPayments.create(payment, (results[1] as { reservation: Reservation }).reservation);
+    expect(await store.idempotency.reserve(scope({ miniapp_order_id: null, idempotency_key: 'key-c' }), 'hc')).toEqual({
+      outcome: 'done',
+      order_payment_id: payment.order_payment_id,
+    });
   });
 });

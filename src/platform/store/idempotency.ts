@@ -95,6 +95,12 @@ interface KeyRow {
  * stopped, ADR 0037), taken over. A key in use is left alone (ON CONFLICT … WHERE false locks
  * and keeps it). Only the keys this statement holds come back. A key appears in one request per
  * statement (ON CONFLICT cannot touch a row twice): the batch sends repeats in a later round.
+ *
+ * A key pending under the request's own reservation is its own: a statement that committed but
+ * whose answer was lost (a dropped connection, a client-side time-out after the commit) leaves it
+ * so, and the batch then sends each request again with the same reservation (batch.ts). Refused
+ * there, the request would be told an E1 with its keys is waiting for the host app (itself) and
+ * its keys would block every retry of the order until they went stale.
  */
 const reserveStatement = {
   name: 'store.idempotency.reserve',
@@ -104,7 +110,8 @@ const reserveStatement = {
     ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = 'pending',
       reservation_id = EXCLUDED.reservation_id, reserved_at = EXCLUDED.reserved_at, expires_at = EXCLUDED.expires_at,
       order_payment_id = NULL
-    WHERE (k.expires_at IS NOT NULL AND k.expires_at <= $2) OR (k.state = 'pending' AND k.reserved_at <= $3)
+    WHERE (k.expires_at IS NOT NULL AND k.expires_at <= $2)
+      OR (k.state = 'pending' AND (k.reserved_at <= $3 OR k.reservation_id = EXCLUDED.reservation_id))
     RETURNING key, reservation_id::text`,
 };
 
