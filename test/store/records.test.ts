@@ -473,6 +473,37 @@ describeEachBackend('records', (database) => {
     expect((await bodiesOf([later.order_payment_id]))[0]!.body).not.toHaveProperty('custom_attributes');
   });
 
+  it('a payment erased while in process, settled later with custom attributes: a repeat erases them from the payment too, and so would its period', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const open = await pay({ hostapp_user_id: 'user_c' });
+    expect(await store.retention.eraseUser('ha_superapp', 'user_c', 'digest_c', 1000)).toEqual({ payments: 1, events: 0 });
+    // The host app settles it afterwards (E5) with custom attributes naming the user.
+    await store.orderPayments.transition({ ...transitionTo(open, 'paid'), custom_attributes: '{"phone":"+84922222222"}' }, e6Body);
+    const attributes = async () =>
+      (
+        await store.db.query<{ custom_attributes: string | null }>(
+          'SELECT custom_attributes FROM order_payments WHERE order_payment_id = $1',
+          [open.order_payment_id],
+        )
+      )[0]!.custom_attributes;
+    expect(await attributes()).toContain('+84922222222');
+    // The repeat the ADR promises finds what arrived since: the payment's own copy as well as its E6's.
+    await store.retention.eraseUser('ha_superapp', 'user_c', 'digest_c', 1000);
+    expect(await attributes()).toBeNull();
+  });
+
+  it('a payment erased while in process and settled later with custom attributes loses them when its personal details age out', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const open = await pay({ hostapp_user_id: 'user_d' });
+    await store.retention.eraseUser('ha_superapp', 'user_d', 'digest_d', 1000);
+    await store.orderPayments.transition({ ...transitionTo(open, 'paid'), custom_attributes: '{"phone":"+84933333333"}' }, e6Body);
+    clock.advance(bounds.order_personal_details.default * DAY + 1);
+    while ((await store.retention.purge('order_personal_details', bounds.order_personal_details.default * DAY, 10)) > 0);
+    expect(
+      await store.db.query('SELECT custom_attributes FROM order_payments WHERE order_payment_id = $1', [open.order_payment_id]),
+    ).toEqual([{ custom_attributes: null }]);
+  });
+
   it('erasure runs in batches, each statement its own transaction, changing at most a batch; a run cut short is completed by its repeat', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
     const batch = 3;

@@ -195,6 +195,7 @@ export function createRetention(db: Db, clock: Clock, financialMembers: readonly
         ]);
         if (window.length === 0) break;
         const ids = window.map((row) => row.order_payment_id);
+        counts.payments += await drain(erasureStatements.settledSince, [clientId, ids]);
         await drain(erasureStatements.deliveries, [clientId, ids]);
         counts.events += await drain(erasureStatements.eventsNamingPayments, [clientId, ids, now]);
         if (window.length < batchSize) break;
@@ -214,7 +215,11 @@ const erasureStatements = {
   payments: `WITH batch AS (
       SELECT order_payment_id FROM order_payments WHERE client_id = $1 AND hostapp_user_id = $2 LIMIT $6 FOR UPDATE)
     UPDATE order_payments p SET hostapp_user_id = NULL, order_json = ${redactedOrder('p.order_json', '$3')}, custom_attributes = NULL,
-      erased_user_digest = $4, personal_redacted_at = COALESCE(personal_redacted_at, $5)
+      erased_user_digest = $4,
+      -- Still in process, it is not redacted for good: its E5 or E4 may yet bring custom attributes,
+      -- which its period must still take (the purge reads only rows never redacted).
+      personal_redacted_at = CASE WHEN p.payment_status = 'in_process' THEN personal_redacted_at
+        ELSE COALESCE(personal_redacted_at, $5) END
     FROM batch WHERE p.client_id = $1 AND p.order_payment_id = batch.order_payment_id AND p.hostapp_user_id = $2
     RETURNING p.order_payment_id`,
   // $1 client, $2 user, $3 now.
@@ -225,6 +230,13 @@ const erasureStatements = {
   // $1 client, $2 digest, $3 after this payment id, $4 how many.
   erasedPayments: `SELECT order_payment_id FROM order_payments
     WHERE client_id = $1 AND erased_user_digest = $2 AND order_payment_id > $3 ORDER BY order_payment_id LIMIT $4`,
+  // $1 client, $2 payment ids. A payment erased while in process was settled since by an E5 or E4
+  // carrying custom attributes: the payment's own copy goes like its E6's (ADR 0041).
+  settledSince: `WITH batch AS (
+      SELECT order_payment_id FROM order_payments
+      WHERE client_id = $1 AND order_payment_id = ANY($2::text[]) AND custom_attributes IS NOT NULL LIMIT $3 FOR UPDATE)
+    UPDATE order_payments p SET custom_attributes = NULL
+    FROM batch WHERE p.client_id = $1 AND p.order_payment_id = batch.order_payment_id RETURNING p.order_payment_id`,
   // $1 client, $2 payment ids. Of a payment's personal data an E6 body (OrderCompletion) carries its
   // custom_attributes, which go; the ids, the status and the reason stay, so a pending E6 still
   // tells the miniapp the outcome.
