@@ -214,6 +214,33 @@ describeEachBackend('records', (database) => {
     ]);
   });
 
+  it('a day read while another instance closes it is answered with the time it closed, never the rule’s', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    await pay({}, 'paid');
+    // The first close: the days before the first settlement, empty; the 10th is not yet due.
+    expect(await store.statements.closeNextDay()).toBe(true);
+    clock.advance(Date.parse('2026-03-11T01:07:00.000Z') - clock.now().getTime());
+    // A reader's store whose first statement lets the other instance close the 10th right after it.
+    let closing: Promise<boolean> | undefined;
+    const reader = createStore(
+      {
+        ...store.db,
+        async query(sql, params) {
+          const rows = await store.db.query(sql, params);
+          closing ??= store.statements.closeNextDay();
+          await closing;
+          return rows as never;
+        },
+      },
+      { clock: clock.now },
+    );
+    const seen = await reader.statements.closedAt('2026-03-10');
+    expect(await closing).toBe(true);
+    // Whoever reads the closed day, whenever, reads the same closed_at: the one the day was closed at.
+    expect(await store.statements.closedAt('2026-03-10')).toEqual(new Date('2026-03-11T01:07:00.000Z'));
+    expect([null, '2026-03-11T01:07:00.000Z']).toContain(seen?.toISOString() ?? null);
+  });
+
   it('totals come in pages of currency and status, however many a day holds; every page the store’s exact sums', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
     const currencies = ['VND', 'USD', 'EUR', 'xyz', '=cmd'];

@@ -188,15 +188,21 @@ export function createStatements(db: Db, clock: Clock, rule: StatementRule): Sta
     },
 
     async closedAt(day) {
-      const [row] = await db.query<{ closed_at: Date }>('SELECT closed_at FROM statement_days WHERE day = $1::date', [day]);
-      if (row) return row.closed_at;
       // Closed only once the progress row says so, never by the clock alone: a day answered as
       // closed and empty must stay so when a settlement stamped in it by a clock behind arrives
       // later (it is then an adjustment on the next day to close). A day up to closed_through
       // without a row of its own was before the first settlement, closed empty by the first close;
-      // it says it closed when the rule closed it.
-      const [progress] = await db.query<{ closed: boolean }>('SELECT closed_through >= $1::date AS closed FROM statement_progress', [day]);
-      return progress?.closed ? new Date(dayStart(day).getTime() + DAY_MS + rule.closesAfterMs) : null;
+      // it says it closed when the rule closed it. Both are read in one statement, one snapshot: read
+      // one after the other, a close committed in between (another instance's) made the day's own
+      // row missing and the progress row past it, so the day was answered with the rule's time and
+      // then, on every later read, with the time it closed.
+      const [row] = await db.query<{ closed_at: Date | null; closed: boolean | null }>(
+        `SELECT (SELECT closed_at FROM statement_days WHERE day = $1::date) AS closed_at,
+           (SELECT closed_through >= $1::date FROM statement_progress) AS closed`,
+        [day],
+      );
+      if (row?.closed_at) return row.closed_at;
+      return row?.closed ? new Date(dayStart(day).getTime() + DAY_MS + rule.closesAfterMs) : null;
     },
 
     async totals(owner, day, limit, after) {
