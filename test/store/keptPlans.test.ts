@@ -392,7 +392,12 @@ describe.skipIf(postgres.skip)('the record statement of a batch of new payments 
     // the store's own parameters, then for real: the plan is the one the connection keeps.
     const plans: PlanNode[] = [];
     const rollBack = new Error('roll back the explained run');
-    const recordLiteral = (value: unknown) => (typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`);
+    const recordLiteral = (value: unknown): string =>
+      typeof value === 'number'
+        ? String(value)
+        : Array.isArray(value)
+          ? `ARRAY[${value.map(recordLiteral).join(', ')}]::text[]`
+          : `'${String(value).replaceAll("'", "''")}'`;
     const explaining: Db = {
       ...db,
       async query<T>(sql: string | PreparedStatement, params?: readonly unknown[]): Promise<T[]> {

@@ -531,6 +531,34 @@ describeEachBackend('records', (database) => {
     ).toEqual([{ custom_attributes: null }]);
   });
 
+  // E1 judges a retried E3's order_payment_id (ADR 0016, 0039) by comparing the order with the one
+  // on record; a redacted one (an erasure, or the personal details' period) by what it keeps.
+  it('a retried E3 of a payment erased while in process is the same order, not one bound elsewhere; a changed one still is', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const payment = newOrderPayment({ hostapp_user_id: 'user_f', order_json: fullOrder({ hostapp_user_id: 'user_f' }) });
+    expect((await store.orderPayments.create(payment, null)).outcome).toBe('created');
+    await store.retention.eraseUser('ha_superapp', 'user_f', 'digest_f', 1000);
+    clock.advance(60_000);
+    const later = new Date('2099-01-02T00:00:00.000Z');
+    expect((await store.orderPayments.create({ ...payment, expires_at: later }, null)).outcome).toBe('already_exists');
+    expect((await store.orderPayments.get(payment))!.expires_at).toBe(later.toISOString());
+    // A financial member changed: another order.
+    const changed = { ...payment, order_json: payment.order_json.replace('"tax_amount":"1.10"', '"tax_amount":"1.20"') };
+    expect(changed.order_json).not.toBe(payment.order_json);
+    expect((await store.orderPayments.create(changed, null)).outcome).toBe('bound_elsewhere');
+  });
+
+  it('a retried E3 of a payment whose personal details aged out is the same order', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const payment = await pay({ hostapp_user_id: 'user_g' }, 'paid');
+    clock.advance(bounds.order_personal_details.default * DAY + DAY);
+    while ((await store.retention.purge('order_personal_details', bounds.order_personal_details.default * DAY, 10)) > 0);
+    expect(
+      await store.db.query('SELECT hostapp_user_id FROM order_payments WHERE order_payment_id = $1', [payment.order_payment_id]),
+    ).toEqual([{ hostapp_user_id: null }]);
+    expect((await store.orderPayments.create(payment, null)).outcome).toBe('already_exists');
+  });
+
   it('erasure runs in batches, each statement its own transaction, changing at most a batch; a run cut short is completed by its repeat', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
     const batch = 3;

@@ -95,7 +95,7 @@ export function createStore(db: Db, options: StoreOptions = {}): Store {
   const clock = options.clock ?? systemClock;
   return {
     db,
-    orderPayments: createOrderPayments(db, clock, options.newEventId ?? newEventId, options.pinnedIds?.delivery),
+    orderPayments: createOrderPayments(db, clock, options.newEventId ?? newEventId, financialRecordMembers(), options.pinnedIds?.delivery),
     idempotency: createIdempotency(
       db,
       clock,

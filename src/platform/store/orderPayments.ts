@@ -6,6 +6,7 @@ import { batchingFor, type Db } from './db.js';
 import type { Reservation } from './idempotency.js';
 import { pendingDelivery } from './outbox.js';
 import type { PinnedIds } from './pinnedIds.js';
+import { redactedOrder } from './redactedOrder.js';
 import type { Clock } from './time.js';
 
 type PaymentStatus = components['schemas']['PaymentStatus'];
@@ -183,6 +184,10 @@ const readStatement = {
  * conflicts) nor seen: its request is sent again in the next round. An order_payment_id appears
  * in one request per statement; the rows come back named by it, not by position.
  *
+ * A payment whose personal details were redacted (their period, or a user's erasure, ADR 0041)
+ * is compared by what it keeps: the retry's order reduced to the same financial members ($4), and
+ * no user id; compared whole, every retry of it was judged another order.
+ *
  * A batch of new payments (the common case) does what a plain batch insert does and no more
  * (ADR 0013, `e1-record-statement-counts.md`): the rows are read from $1 once, straight into the
  * insert; its history entries and keys are written from what the insert returned. The branches of
@@ -215,8 +220,10 @@ const recordStatement = {
     ),
     recorded AS (
       SELECT p.*, (p.app_id = r.app_id AND p.miniapp_order_id IS NOT DISTINCT FROM r.miniapp_order_id
-          AND p.hostapp_user_id IS NOT DISTINCT FROM r.hostapp_user_id AND p.amount_text = r.amount_text
-          AND p.currency = r.currency AND p.order_json = r.order_json) AS same_order,
+          AND p.amount_text = r.amount_text AND p.currency = r.currency
+          AND CASE WHEN p.personal_redacted_at IS NULL AND p.erased_user_digest IS NULL
+            THEN p.hostapp_user_id IS NOT DISTINCT FROM r.hostapp_user_id AND p.order_json = r.order_json
+            ELSE p.order_json = ${redactedOrder('r.order_json', '$4')} END) AS same_order,
         r.expires_at AS requested_expiry, r.reconcile_at AS requested_reconcile_at
       FROM json_to_recordset($1::json) AS r (order_payment_id text, app_id text, client_id text, miniapp_order_id text,
         hostapp_user_id text, amount_text text, currency text, order_json text, expires_at timestamptz,
@@ -332,6 +339,7 @@ export function createOrderPayments(
   db: Db,
   clock: Clock,
   newEventId: () => string,
+  financialMembers: readonly string[],
   pinnedDeliveryId?: PinnedIds['delivery'],
 ): OrderPayments {
   const readBatched = batched<OrderPaymentRef, OrderPaymentRow | null>(
@@ -462,6 +470,7 @@ export function createOrderPayments(
       requested,
       JSON.stringify(owned),
       requests.length,
+      financialMembers,
     ]);
     // A round's ids are distinct (recordAll), so a row names its request by its id.
     const position = new Map(requests.map(({ payment }, index) => [paymentId(payment), index]));

@@ -2,6 +2,7 @@ import type { Db } from './db.js';
 import { idempotencyKeys } from './idempotency.js';
 import { REPLAY_PURGE_GRACE_MS } from './replayGuard.js';
 import type { Clock } from './time.js';
+import { redactedOrder } from './redactedOrder.js';
 
 /** The kinds of record the purge ages out (the contract's `x-retention`, ADR 0041). */
 export type PurgeKind =
@@ -37,10 +38,6 @@ export interface Retention {
    */
   eraseUser(clientId: string, hostappUserId: string, userDigest: string, batchSize: number): Promise<ErasureCounts>;
 }
-
-/** An order's JSON text reduced to its financial members (jsonb keeps every digit of a number). */
-const redactedOrder = (column: string, members: string) =>
-  `(SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb)::text FROM jsonb_each(${column}::jsonb) WHERE key = ANY(${members}::text[]))`;
 
 /**
  * One batch of each kind (ADR 0041). Parameters: $1 the cutoff, $2 the batch size, $3 where this
