@@ -342,6 +342,8 @@ export function createOrderPayments(
   financialMembers: readonly string[],
   pinnedDeliveryId?: PinnedIds['delivery'],
 ): OrderPayments {
+  // As an array literal made once: a record statement binds it on every E1, where it is rarely read.
+  const financialMembersLiteral = `{${financialMembers.map((member) => JSON.stringify(member)).join(',')}}`;
   const readBatched = batched<OrderPaymentRef, OrderPaymentRow | null>(
     async (refs) => {
       const rows = await db.query<OrderPaymentRow & { idx: number }>(readStatement, [
@@ -470,7 +472,7 @@ export function createOrderPayments(
       requested,
       JSON.stringify(owned),
       requests.length,
-      financialMembers,
+      financialMembersLiteral,
     ]);
     // A round's ids are distinct (recordAll), so a row names its request by its id.
     const position = new Map(requests.map(({ payment }, index) => [paymentId(payment), index]));
