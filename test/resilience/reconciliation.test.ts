@@ -40,6 +40,16 @@ describeOnBackends('reconciliation', (backend) => {
     (await rig.store.paymentRecords.get({ client_id: payment.client_id, order_payment_id: payment.order_payment_id }))!;
   const deliveries = async (payment: NewOrderPayment) =>
     rig.store.db.query<{ event_id: string }>('SELECT event_id FROM deliveries WHERE order_payment_id = $1', [payment.order_payment_id]);
+  /** Makes the payment's asks (answered as the rig's behaviour says) until the next is due at or after `at`. */
+  const askUntil = async (payment: NewOrderPayment, at: number) => {
+    for (let ask = 0; ask < 10; ask++) {
+      const due = Date.parse((await row(payment)).next_reconcile_at!);
+      if (due >= at) return;
+      rig.clock.advance(due - rig.clock.now().getTime());
+      expect(await rig.round()).toBe(1);
+    }
+    throw new Error('still asking ten asks later');
+  };
 
   it('a host app that never sends E5: asked after its reconcile delay, settled by its E4 answer, one E6, never asked again', async () => {
     const [payment] = await rig.create(1);
@@ -191,12 +201,7 @@ describeOnBackends('reconciliation', (backend) => {
     const lifetimeSeconds = 60;
     const [payment] = await rig.create(1, ONE, lifetimeSeconds);
     const atExpiry = rig.clock.now().getTime() + lifetimeSeconds * 1000 + policy.expiryGraceMs;
-    for (let ask = 0; ask < 10; ask++) {
-      const due = Date.parse((await row(payment!)).next_reconcile_at!);
-      if (due >= atExpiry) break;
-      rig.clock.advance(due - rig.clock.now().getTime());
-      expect(await rig.round()).toBe(1);
-    }
+    await askUntil(payment!, atExpiry);
     // The at-expiry ask is open at the host app...
     rig.clock.advance(atExpiry - rig.clock.now().getTime());
     rig.behaviours.set(payment!.order_payment_id, { kind: 'hang' });
@@ -229,12 +234,7 @@ describeOnBackends('reconciliation', (backend) => {
     const lifetimeSeconds = 60;
     const [payment] = await rig.create(1, ONE, lifetimeSeconds);
     const atExpiry = rig.clock.now().getTime() + lifetimeSeconds * 1000 + policy.expiryGraceMs;
-    for (let ask = 0; ask < 10; ask++) {
-      const due = Date.parse((await row(payment!)).next_reconcile_at!);
-      if (due >= atExpiry) break;
-      rig.clock.advance(due - rig.clock.now().getTime());
-      expect(await rig.round()).toBe(1);
-    }
+    await askUntil(payment!, atExpiry);
     expect(Date.parse((await row(payment!)).next_reconcile_at!)).toBe(atExpiry);
     // The host app's E4 fails at the at-expiry ask and the two after it.
     rig.behaviours.set(payment!.order_payment_id, { kind: 'http', status: 503 });
