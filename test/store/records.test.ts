@@ -559,6 +559,31 @@ describeEachBackend('records', (database) => {
     expect((await store.orderPayments.create(payment, null)).outcome).toBe('already_exists');
   });
 
+  // Valid JSON kept as sent (ADR 0015) may hold a number numeric cannot: the period must still take
+  // the personal details of that payment and of every payment of its batch.
+  it('an order holding a number numeric cannot hold ages out with the rest of its batch, and a retry of it is still this order', async () => {
+    clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
+    const odd = newOrderPayment({
+      hostapp_user_id: 'user_h',
+      order_json: fullOrder({ hostapp_user_id: 'user_h' }).replace('{"k":"v"}', '{"k":1e1000000,"t":1e-20000}'),
+    });
+    await store.orderPayments.create(odd, null);
+    await store.orderPayments.transition(transitionTo(odd, 'paid'), e6Body);
+    const plain = await pay({ hostapp_user_id: 'user_i' }, 'paid');
+    clock.advance(bounds.order_personal_details.default * DAY + DAY);
+    while ((await store.retention.purge('order_personal_details', bounds.order_personal_details.default * DAY, 10)) > 0);
+    const rows = await store.db.query<{ order_json: string; hostapp_user_id: string | null }>(
+      'SELECT order_json, hostapp_user_id FROM order_payments WHERE order_payment_id = ANY($1::text[]) ORDER BY order_payment_id',
+      [[odd.order_payment_id, plain.order_payment_id]],
+    );
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      expect(row.hostapp_user_id).toBeNull();
+      expect(Object.keys(JSON.parse(row.order_json)).every((member) => financialRecordMembers().includes(member))).toBe(true);
+    }
+    expect((await store.orderPayments.create(odd, null)).outcome).toBe('already_exists');
+  });
+
   it('erasure runs in batches, each statement its own transaction, changing at most a batch; a run cut short is completed by its repeat', async () => {
     clock.advance(-clock.now().getTime() + Date.parse('2026-03-10T10:00:00.000Z'));
     const batch = 3;

@@ -2,7 +2,7 @@ import type { Db } from './db.js';
 import { idempotencyKeys } from './idempotency.js';
 import { REPLAY_PURGE_GRACE_MS } from './replayGuard.js';
 import type { Clock } from './time.js';
-import { redactedOrder } from './redactedOrder.js';
+import { hasCustomAttributes, redactedOrder, withoutCustomAttributes } from './redactedOrder.js';
 
 /** The kinds of record the purge ages out (the contract's `x-retention`, ADR 0041). */
 export type PurgeKind =
@@ -239,8 +239,8 @@ const erasureStatements = {
   // tells the miniapp the outcome.
   deliveries: `WITH batch AS (
       SELECT delivery_id FROM deliveries
-      WHERE client_id = $1 AND order_payment_id = ANY($2::text[]) AND body::jsonb ? 'custom_attributes' LIMIT $3 FOR UPDATE)
-    UPDATE deliveries d SET body = (d.body::jsonb - 'custom_attributes')::text
+      WHERE client_id = $1 AND order_payment_id = ANY($2::text[]) AND ${hasCustomAttributes('body')} LIMIT $3 FOR UPDATE)
+    UPDATE deliveries d SET body = ${withoutCustomAttributes('d.body')}
     FROM batch WHERE d.delivery_id = batch.delivery_id RETURNING d.delivery_id`,
   // $1 client, $2 payment ids, $3 now.
   eventsNamingPayments: `WITH batch AS (
