@@ -127,7 +127,9 @@ export function namedIn(payload: unknown): { names_users: string[] | null; names
   while (pending.length > 0) {
     const value = pending.pop();
     if (Array.isArray(value)) {
-      pending.push(...value);
+      // One at a time: spread, an array's items are a call's arguments, and a payload's array may
+      // hold more than the stack takes (130,000 items fit in 1 MiB, ADR 0015): a RangeError.
+      for (const item of value) pending.push(item);
       continue;
     }
     // Plain objects only: a lossless number is a value, not a member holder.
