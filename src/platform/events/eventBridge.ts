@@ -65,6 +65,11 @@ export async function forwardEvent(
   if (!recipient!.features.event_bridge || !recipient!.features.event_receiver) {
     await refuse(new ApiError('EVENT_RECEIVER_DISABLED', `${recipientName} has not enabled its event receiver`));
   }
+  // A receiver without a URL receives nothing, however often the event is sent: refused like one
+  // switched off (ADR 0009), not a failed delivery the sender is told to retry.
+  if (!recipient!.registration.urls?.events) {
+    await refuse(new ApiError('EVENT_RECEIVER_DISABLED', `${recipientName} has not registered its event receiver URL`));
+  }
 
   // The E7 event around the payload's one text.
   const rest = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type };
