@@ -9,7 +9,7 @@ import { deliverEventToHostapp } from '../outbound/hostappCalls.js';
 import { deliverEventToMiniapp } from '../outbound/miniappCalls.js';
 import type { Hostapp, Miniapp, Partner, Registry } from '../registry/registry.js';
 import type { PlatformContext } from '../context.js';
-import type { EventDirection } from '../store/index.js';
+import { DatabaseUnavailableError, type EventDirection } from '../store/index.js';
 
 type EventRequest = components['schemas']['HostappEventRequest'] | components['schemas']['MiniappEventRequest'];
 
@@ -70,6 +70,12 @@ export async function forwardEvent(
   if (!recipient!.registration.urls?.events) {
     await refuse(new ApiError('EVENT_RECEIVER_DISABLED', `${recipientName} has not registered its event receiver URL`));
   }
+
+  // Nothing is sent that cannot be logged. While the database is known to be down (ADR 0037) the
+  // log write after delivery would fail and the sender, answered 503, would send the event again:
+  // a second delivery, and to the receiver a new event when it carries no external_event_id.
+  // Refused before the receiver is called, as E1 is by its first statement.
+  if (!platform.store.db.availability.up) throw new DatabaseUnavailableError('the database is unavailable; the event was not sent');
 
   // The E7 event around the payload's one text.
   const rest = { app_id: request.app_id, client_id: request.client_id, event_type: request.event_type };
