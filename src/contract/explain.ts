@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv/dist/2020.js';
+import { INTEGER_KEYWORD, INTEGER_TEXT_MESSAGE } from './ajv.js';
 
 /**
  * Validation errors as one sentence for the partner who sent the value: it names the field (as
@@ -9,7 +10,7 @@ import type { ErrorObject } from 'ajv/dist/2020.js';
  */
 export function explain(errors: ErrorObject[]): string {
   if (errors.length === 0) return 'the value does not match the contract';
-  const deepest = Math.max(...errors.map((error) => depth(error)));
+  const deepest = errors.reduce((most, error) => Math.max(most, depth(error)), 0);
   const candidates = errors.filter((error) => depth(error) === deepest && !COMBINATORS.has(error.keyword));
   const pool = candidates.length > 0 ? candidates : errors;
   // x-decimal speaks in the spec's terms (digits), where pattern and maximum would not.
@@ -19,6 +20,10 @@ export function explain(errors: ErrorObject[]): string {
     pool[0]!;
   const where = location(preferred);
   if (preferred.keyword === 'type') {
+    // A number too large for a float where the contract says integer (1e400) fails `type` before
+    // the check of its digits can say what is wrong with it: said as that check says it.
+    if (preferred.params.type === 'integer' && (preferred.parentSchema as Record<string, unknown> | undefined)?.[INTEGER_KEYWORD] === true)
+      return `${where || 'the body'} ${INTEGER_TEXT_MESSAGE}`;
     const types = [...new Set(pool.filter((error) => error.keyword === 'type').flatMap((error) => String(error.params.type).split(',')))];
     return `${where || 'the body'} must be ${orList(types.map(typeName))}`;
   }

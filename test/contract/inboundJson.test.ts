@@ -70,6 +70,18 @@ describe('the inbound JSON reader (ADR 0015)', () => {
     expect(decimalViolation('-0', { precision: 17, scale: 15, minimum: '-90', maximum: '90' })).toBeUndefined();
   });
 
+  test('a long array of bad items is refused at its first failure, not item by item', () => {
+    const op = operation('createOrderPayment');
+    const example = stringifyLossless(requestExamples('platform', 'createOrderPayment')[0]!.value);
+    const body = JSON.parse(example) as { order: { items?: unknown[] } };
+    // Each item fails, past maxItems: collecting every failure took time growing faster than the
+    // array (a 600 KB body held a core for minutes, before authentication could refuse it).
+    body.order.items = Array.from({ length: 20_000 }, () => 0);
+    expect(refusal(() => readInboundBody(op, bytes(JSON.stringify(body))))).toMatch(/^order\.items must have at most \d+ entries$/);
+    expect(op.validateBody!(body)).toBe(false);
+    expect(op.validateBody!.errors).toHaveLength(1);
+  });
+
   test('integers are digits only: 1.0, 1E2 and 1e400 are refused where the contract says integer', () => {
     const op = operation('createOrderPayment');
     const example = requestExamples('platform', 'createOrderPayment').find((named) =>
