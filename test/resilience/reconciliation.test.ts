@@ -40,6 +40,18 @@ describeOnBackends('reconciliation', (backend) => {
     (await rig.store.paymentRecords.get({ client_id: payment.client_id, order_payment_id: payment.order_payment_id }))!;
   const deliveries = async (payment: NewOrderPayment) =>
     rig.store.db.query<{ event_id: string }>('SELECT event_id FROM deliveries WHERE order_payment_id = $1', [payment.order_payment_id]);
+  /**
+   * The same order recorded again as a retried E3 does, its expiry `lifetimeSeconds` from now and
+   * its schedule a new payment's (the host app answered with the payment on record); the new expiry.
+   */
+  const retriedWithLaterExpiry = async (payment: NewOrderPayment, lifetimeSeconds: number) => {
+    const now = rig.clock.now().getTime();
+    const expiresAt = new Date(now + lifetimeSeconds * 1000);
+    const reconcileAt = new Date(Math.min(now + RIG_RECONCILE_AFTER_SECONDS * 1000, expiresAt.getTime() + policy.expiryGraceMs));
+    const retried = await rig.store.orderPayments.create({ ...payment, expires_at: expiresAt, reconcile_at: reconcileAt }, null);
+    expect(retried.outcome).toBe('already_exists');
+    return expiresAt;
+  };
   /** Makes the payment's asks (answered as the rig's behaviour says) until the next is due at or after `at`. */
   const askUntil = async (payment: NewOrderPayment, at: number) => {
     for (let ask = 0; ask < 10; ask++) {
@@ -172,17 +184,7 @@ describeOnBackends('reconciliation', (backend) => {
     // The same order sent again (an E1 whose key had gone): E3 told the host app a later expiry,
     // and the host app answered with the payment on record.
     rig.clock.advance(60_000);
-    const now = rig.clock.now().getTime();
-    const expiresAt = new Date(now + lifetimeSeconds * 1000);
-    const retried = await rig.store.orderPayments.create(
-      {
-        ...payment!,
-        expires_at: expiresAt,
-        reconcile_at: new Date(Math.min(now + RIG_RECONCILE_AFTER_SECONDS * 1000, expiresAt.getTime() + policy.expiryGraceMs)),
-      },
-      null,
-    );
-    expect(retried.outcome).toBe('already_exists');
+    const expiresAt = await retriedWithLaterExpiry(payment!, lifetimeSeconds);
     const extended = await row(payment!);
     expect(extended.expires_at).toBe(expiresAt.toISOString());
     // Its expiry is ahead: not stuck, and not counted as needing a person.
@@ -209,17 +211,7 @@ describeOnBackends('reconciliation', (backend) => {
     expect(await rig.reconciler.tick()).toHaveLength(1);
     await waitFor(() => rig.asksOf(payment!.order_payment_id).length === asked + 1);
     // ...when the same order is sent again and E3 tells the host app a later expiry.
-    const now = rig.clock.now().getTime();
-    const expiresAt = new Date(now + lifetimeSeconds * 1000);
-    const retried = await rig.store.orderPayments.create(
-      {
-        ...payment!,
-        expires_at: expiresAt,
-        reconcile_at: new Date(Math.min(now + RIG_RECONCILE_AFTER_SECONDS * 1000, expiresAt.getTime() + policy.expiryGraceMs)),
-      },
-      null,
-    );
-    expect(retried.outcome).toBe('already_exists');
+    const expiresAt = await retriedWithLaterExpiry(payment!, lifetimeSeconds);
     // The host app answers the open ask in_process: judged against the earlier expiry, it is not
     // the at-expiry ask of the one the host app was last told.
     rig.release({ kind: 'status', payment_status: 'in_process' });
